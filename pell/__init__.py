@@ -1,0 +1,68 @@
+"""pellc: a compiler from Pell to Oracle PL/SQL.
+
+The stages, each a public function: `parse` (text -> AST), `check` (AST -> checked
+module), `compile_source` (text -> SQL and diagnostics), `compile_path` (a file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__version__ = "0.1.0"
+
+__all__ = ["CompileResult", "__version__", "check", "compile_path", "compile_source", "parse"]
+
+from pell import ast
+from pell.check import CheckedModule
+from pell.check import check as _check
+from pell.diagnostics import Diagnostic, SourceFile, has_errors
+from pell.syntax import parse as _parse
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The SQL of one module (None when it has errors) and every diagnostic found."""
+
+    source: SourceFile
+    sql: str | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.sql is not None
+
+
+def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
+    """Source text -> AST (None if the text does not parse) and diagnostics."""
+    return _parse(text)
+
+
+def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
+    """AST -> checked module and every diagnostic the checker finds."""
+    return _check(module)
+
+
+def compile_source(text: str, filename: str = "<source>", target: str = "23ai") -> CompileResult:
+    """Compile Pell source text; `filename` is what the output header and diagnostics show."""
+    from pell.codegen import TARGETS, generate
+
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    source = SourceFile(filename, text)
+    module, diagnostics = parse(text)
+    if module is None:
+        return CompileResult(source, None, tuple(diagnostics))
+    checked, check_diagnostics = check(module)
+    diagnostics += check_diagnostics
+    if has_errors(diagnostics):
+        return CompileResult(source, None, tuple(diagnostics))
+    sql = generate(checked, filename, text, __version__, target)
+    return CompileResult(source, sql, tuple(diagnostics))
+
+
+def compile_path(path: str | Path, target: str = "23ai") -> CompileResult:
+    """Compile one `.pell` file; the output header names the file, not its directory."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    return compile_source(text, path.name, target)

@@ -1,0 +1,375 @@
+"""The Pell syntax tree: frozen dataclasses, each carrying the source span it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Character offsets [start, end) into the source text."""
+
+    start: int
+    end: int
+
+
+NO_SPAN = Span(0, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    span: Span = field(repr=False, compare=False, kw_only=True)
+
+
+# ---- types -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NamedType(Node):
+    """`number`, `Order`, `list<T>`, `Result<T, E1 | E2>`, `T?`."""
+
+    name: str
+    args: tuple[TypeArg, ...] = ()
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UnitType(Node):
+    """`()`."""
+
+
+TypeRef = NamedType | UnitType
+
+
+@dataclass(frozen=True, slots=True)
+class TypeArg(Node):
+    """One type argument; several alternatives for `E1 | E2` in `Result<T, E1 | E2>`."""
+
+    alternatives: tuple[TypeRef, ...]
+
+
+# ---- expressions -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NumberLit(Node):
+    text: str  # underscores already removed
+
+
+@dataclass(frozen=True, slots=True)
+class StringLit(Node):
+    """A string; interpolated when `parts` holds expressions between the text pieces."""
+
+    parts: tuple[str | Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoolLit(Node):
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NoneLit(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class UnitLit(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Name(Node):
+    """A name, possibly qualified: `x`, `dbms_output::put_line`."""
+
+    path: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return "::".join(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class FieldAccess(Node):
+    target: Expr
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Node):
+    callee: Name
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCall(Node):
+    target: Expr
+    name: str
+    args: tuple[Expr, ...]
+    type_args: tuple[TypeArg, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInit(Node):
+    name: str
+    value: Expr  # the shorthand `Order { id }` stores Name("id")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordLit(Node):
+    type_name: str
+    fields: tuple[FieldInit, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Node):
+    op: Literal["-", "!"]
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Binary(Node):
+    op: str  # the Pell operator: "||", "&&", "==", "+", ...
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Wrap(Node):
+    """`Ok(e)`, `Err(e)`, `Some(e)`; `Ok()` has no value."""
+
+    kind: Literal["Ok", "Err", "Some"]
+    value: Expr | None
+
+
+@dataclass(frozen=True, slots=True)
+class Propagate(Node):
+    """Postfix `?`."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit(Node):
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SqlBlock(Node):
+    """`sql! { ... }`: the raw SQL and where it starts in the source."""
+
+    text: str
+    text_start: int
+
+
+Expr = (
+    NumberLit
+    | StringLit
+    | BoolLit
+    | NoneLit
+    | UnitLit
+    | Name
+    | FieldAccess
+    | Call
+    | MethodCall
+    | RecordLit
+    | Unary
+    | Binary
+    | Wrap
+    | Propagate
+    | ListLit
+    | SqlBlock
+)
+
+# Binary operators, lowest precedence first; all are left-associative.
+BINARY_PRECEDENCE: dict[str, int] = {
+    "||": 1,
+    "&&": 2,
+    "==": 3,
+    "!=": 3,
+    "<": 4,
+    "<=": 4,
+    ">": 4,
+    ">=": 4,
+    "+": 5,
+    "-": 5,
+    "*": 6,
+    "/": 6,
+    "%": 6,
+}
+
+
+# ---- statements --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Block(Node):
+    stmts: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Let(Node):
+    """`let x: T = e;` or `var x: T;` (`mutable` for `var`)."""
+
+    name: str
+    type: TypeRef | None
+    value: Expr | None
+    mutable: bool
+    name_span: Span = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Assign(Node):
+    target: Expr
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt(Node):
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class If(Node):
+    condition: Expr
+    then: Block
+    otherwise: Block | If | None
+
+
+@dataclass(frozen=True, slots=True)
+class While(Node):
+    condition: Expr
+    body: Block
+
+
+@dataclass(frozen=True, slots=True)
+class Range(Node):
+    start: Expr
+    end: Expr
+    inclusive: bool
+
+
+@dataclass(frozen=True, slots=True)
+class For(Node):
+    var: str
+    source: Expr | Range
+    body: Block
+    var_span: Span = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Break(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Continue(Node):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Return(Node):
+    value: Expr | None
+
+
+@dataclass(frozen=True, slots=True)
+class Transaction(Node):
+    body: Block
+
+
+@dataclass(frozen=True, slots=True)
+class Yield(Node):
+    value: Expr
+
+
+Stmt = Let | Assign | ExprStmt | If | While | For | Break | Continue | Return | Transaction | Yield
+
+
+# ---- items -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AnnotationArg(Node):
+    name: str | None  # None for a positional argument
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Annotation(Node):
+    name: str
+    args: tuple[AnnotationArg, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Field(Node):
+    name: str
+    type: TypeRef
+
+
+@dataclass(frozen=True, slots=True)
+class Record(Node):
+    name: str
+    fields: tuple[Field, ...]
+    public: bool
+    annotations: tuple[Annotation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorDecl(Node):
+    name: str
+    fields: tuple[Field, ...]
+    public: bool
+    annotations: tuple[Annotation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Variant(Node):
+    name: str
+    value: Expr | None
+
+
+@dataclass(frozen=True, slots=True)
+class Enum(Node):
+    name: str
+    variants: tuple[Variant, ...]
+    public: bool
+    annotations: tuple[Annotation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Param(Node):
+    name: str
+    mode: Literal["in", "out", "inout"]
+    type: TypeRef
+
+
+@dataclass(frozen=True, slots=True)
+class Fn(Node):
+    name: str
+    params: tuple[Param, ...]
+    return_type: TypeRef | None
+    body: Block
+    finally_body: Block | None
+    public: bool
+    annotations: tuple[Annotation, ...]
+    name_span: Span = field(repr=False, compare=False)
+
+
+Item = Record | ErrorDecl | Enum | Fn
+
+
+@dataclass(frozen=True, slots=True)
+class Import(Node):
+    path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Module(Node):
+    path: tuple[str, ...]
+    imports: tuple[Import, ...]
+    items: tuple[Item, ...]
+
+    @property
+    def dotted_name(self) -> str:
+        return ".".join(self.path)

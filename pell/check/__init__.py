@@ -1,0 +1,184 @@
+"""The checker: declarations, annotations, names and types. AST -> CheckedModule + diagnostics."""
+
+from __future__ import annotations
+
+from pell import ast
+from pell.check import types as t
+from pell.check.annotations import (
+    check_error_annotations,
+    check_fn_annotations,
+    check_plain_annotations,
+)
+from pell.check.bodies import check_fn_body
+from pell.check.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
+from pell.diagnostics import Diagnostic, Note, did_you_mean
+
+__all__ = ["CheckedModule", "TypeResolver", "check"]
+
+
+class TypeResolver:
+    """Turns written types (`list<Order>`, `Result<T, E>`) into checker types."""
+
+    def __init__(self, records: set[str], errors: set[str], diagnostics: list[Diagnostic]) -> None:
+        self.records = records
+        self.errors = errors
+        self.diagnostics = diagnostics
+
+    def resolve(self, ref: ast.TypeRef) -> t.Type:
+        if isinstance(ref, ast.UnitType):
+            return t.UNIT
+        name = ref.name
+        if name in t.SCALARS:
+            self._no_args(ref)
+            return t.Scalar(name)
+        if name in ("Unit",):
+            return t.UNIT
+        if name in self.records:
+            self._no_args(ref)
+            return t.RecordType(name)
+        if name == "list":
+            return t.ListType(self._single(ref))
+        if name == "Option":
+            return self._single(ref)
+        if name == "Result":
+            return self.resolve_result(ref)[0]
+        known = [*t.SCALARS, *sorted(self.records), "list", "Option", "Result"]
+        self.diagnostics.append(
+            Diagnostic.of(
+                "unknown-type", f"unknown type `{name}`{did_you_mean(name, known)}", ref.span
+            )
+        )
+        return t.UNKNOWN
+
+    def resolve_result(self, ref: ast.TypeRef) -> tuple[t.Type, tuple[str, ...]]:
+        """The value type and the error names of `Result<T, E1 | E2>` (or of any other type)."""
+        if not (isinstance(ref, ast.NamedType) and ref.name == "Result"):
+            return self.resolve(ref), ()
+        if len(ref.args) != 2:
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch",
+                    f"`Result` takes two type arguments (`Result<T, E>`), not {len(ref.args)}",
+                    ref.span,
+                )
+            )
+            return t.UNKNOWN, ()
+        value = self._alternative(ref.args[0])
+        errors: list[str] = []
+        for alternative in ref.args[1].alternatives:
+            if isinstance(alternative, ast.NamedType) and alternative.name in self.errors:
+                errors.append(alternative.name)
+            else:
+                shown = alternative.name if isinstance(alternative, ast.NamedType) else "()"
+                self.diagnostics.append(
+                    Diagnostic.of(
+                        "unknown-type",
+                        f"`{shown}` is not an error declared in this module"
+                        f"{did_you_mean(shown, sorted(self.errors))}",
+                        alternative.span,
+                    )
+                )
+        return value, tuple(errors)
+
+    def _alternative(self, arg: ast.TypeArg) -> t.Type:
+        if len(arg.alternatives) != 1:
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch",
+                    "`|` joins error types only, in the second argument of `Result`",
+                    arg.span,
+                )
+            )
+            return t.UNKNOWN
+        return self.resolve(arg.alternatives[0])
+
+    def _single(self, ref: ast.NamedType) -> t.Type:
+        if len(ref.args) != 1:
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch",
+                    f"`{ref.name}` takes one type argument, not {len(ref.args)}",
+                    ref.span,
+                )
+            )
+            return t.UNKNOWN
+        return self._alternative(ref.args[0])
+
+    def _no_args(self, ref: ast.NamedType) -> None:
+        if ref.args:
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch", f"`{ref.name}` takes no type arguments", ref.args[0].span
+                )
+            )
+
+
+def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    seen: dict[str, ast.Item] = {}
+    for item in module.items:
+        first = seen.get(item.name)
+        if first is not None:
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"`{item.name}` is declared twice in module `{module.dotted_name}`",
+                    item.span,
+                    notes=(Note("the first declaration is here", first.span),),
+                )
+            )
+        else:
+            seen[item.name] = item
+
+
+def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
+    """Check a parsed module; every problem found is returned, not only the first."""
+    diagnostics: list[Diagnostic] = []
+    _check_duplicates(module, diagnostics)
+    record_decls = {i.name: i for i in module.items if isinstance(i, ast.Record)}
+    error_decls = {i.name: i for i in module.items if isinstance(i, ast.ErrorDecl)}
+    resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics)
+
+    records: dict[str, RecordInfo] = {}
+    for record in record_decls.values():
+        check_plain_annotations(record.annotations, "a record", diagnostics)
+        fields: dict[str, t.Type] = {}
+        for field in record.fields:
+            if field.name in fields:
+                diagnostics.append(
+                    Diagnostic.of(
+                        "duplicate-name",
+                        f"record `{record.name}` has two fields named `{field.name}`",
+                        field.span,
+                    )
+                )
+            fields[field.name] = resolver.resolve(field.type)
+        records[record.name] = RecordInfo(record, fields)
+
+    for error in error_decls.values():
+        check_error_annotations(error, diagnostics)
+        for field in error.fields:
+            resolver.resolve(field.type)
+
+    for item in module.items:
+        if isinstance(item, ast.Enum):
+            check_plain_annotations(item.annotations, "an enum", diagnostics)
+            diagnostics.append(Diagnostic.of("unsupported", "enums are not lowered yet", item.span))
+
+    fns: dict[str, FnInfo] = {}
+    for item in module.items:
+        if not isinstance(item, ast.Fn) or item.name in fns:
+            continue
+        policy, retry_annotation = check_fn_annotations(item, diagnostics)
+        params = tuple(ParamInfo(p, resolver.resolve(p.type)) for p in item.params)
+        if item.return_type is None:
+            returns: t.Type = t.UNIT
+            errors: tuple[str, ...] = ()
+        else:
+            returns, errors = resolver.resolve_result(item.return_type)
+        fns[item.name] = FnInfo(item, params, returns, errors, policy, retry_annotation)
+
+    imports = frozenset(imp.path[-1] for imp in module.imports)
+    checked = CheckedModule(module, records, error_decls, fns, {}, imports)
+    for name, info in fns.items():
+        checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
+    return checked, diagnostics

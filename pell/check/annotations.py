@@ -1,0 +1,117 @@
+"""Annotation rules: which annotations exist, what they take, and what @retry refuses to meet."""
+
+from __future__ import annotations
+
+from pell import ast
+from pell.diagnostics import Diagnostic, Note
+from pell.retry import RetryPolicy, policy_from_annotation
+
+FN_ANNOTATIONS = ("retry", "autonomous", "pipelined", "deterministic", "result_cache", "udf")
+ERROR_ANNOTATIONS = ("propagate", "skip", "panic")
+
+# @retry with one of these cannot be made safe; the reason completes "@retry cannot be used with ...".
+_RETRY_CONFLICTS = {
+    "autonomous": "an autonomous transaction commits inside the loop, so the savepoint "
+    "cannot undo its work",
+    "pipelined": "rows already piped to the caller cannot be taken back by a retry",
+}
+
+
+def _no_arguments(annotation: ast.Annotation, diagnostics: list[Diagnostic]) -> None:
+    if annotation.args:
+        diagnostics.append(
+            Diagnostic.of(
+                "annotation-argument",
+                f"@{annotation.name} takes no arguments",
+                annotation.args[0].span,
+            )
+        )
+
+
+def _unknown(annotation: ast.Annotation, known: tuple[str, ...], what: str) -> Diagnostic:
+    return Diagnostic.of(
+        "unknown-annotation",
+        f"unknown annotation @{annotation.name} on {what}; it is ignored",
+        annotation.span,
+        hints=(f"annotations here are: {', '.join('@' + k for k in known)}",),
+    )
+
+
+def check_fn_annotations(
+    fn: ast.Fn, diagnostics: list[Diagnostic]
+) -> tuple[RetryPolicy | None, ast.Annotation | None]:
+    """Check a fn's annotations; return its retry policy and the @retry it came from."""
+    retries = [a for a in fn.annotations if a.name == "retry"]
+    by_name = {a.name: a for a in fn.annotations}
+    for annotation in fn.annotations:
+        if annotation.name not in FN_ANNOTATIONS:
+            diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
+        elif annotation.name != "retry":
+            _no_arguments(annotation, diagnostics)
+    if not retries:
+        return None, None
+
+    retry = retries[0]
+    for extra in retries[1:]:
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-combination",
+                f"@retry is given twice on fn `{fn.name}`; one retry loop would run inside "
+                "the other",
+                extra.span,
+                notes=(Note("the first @retry is here", retry.span),),
+                hints=("keep one @retry and put every argument in it",),
+            )
+        )
+    if fn.finally_body is not None:
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-combination",
+                f"@retry cannot be used on fn `{fn.name}`, which has a `finally` block: "
+                "the cleanup would run once per attempt, inside the savepoint",
+                retry.span,
+                notes=(Note("the `finally` block is here", fn.finally_body.span),),
+                hints=(
+                    "move the cleanup into a helper fn and call it after the retried fn returns",
+                ),
+            )
+        )
+    for name, reason in _RETRY_CONFLICTS.items():
+        if name in by_name:
+            diagnostics.append(
+                Diagnostic.of(
+                    "retry-combination",
+                    f"@retry cannot be used with @{name} on fn `{fn.name}`: {reason}",
+                    retry.span,
+                    notes=(Note(f"@{name} is here", by_name[name].span),),
+                )
+            )
+    policy, retry_diagnostics = policy_from_annotation(retry)
+    diagnostics.extend(retry_diagnostics)
+    return policy, retry
+
+
+def check_error_annotations(error: ast.ErrorDecl, diagnostics: list[Diagnostic]) -> None:
+    categories = [a for a in error.annotations if a.name in ERROR_ANNOTATIONS]
+    for annotation in error.annotations:
+        if annotation.name not in ERROR_ANNOTATIONS:
+            diagnostics.append(_unknown(annotation, ERROR_ANNOTATIONS, "an error"))
+        else:
+            _no_arguments(annotation, diagnostics)
+    for extra in categories[1:]:
+        diagnostics.append(
+            Diagnostic.of(
+                "annotation-argument",
+                f"error `{error.name}` has two categories; give one of @propagate, @skip or @panic",
+                extra.span,
+                notes=(Note("the first is here", categories[0].span),),
+            )
+        )
+
+
+def check_plain_annotations(
+    annotations: tuple[ast.Annotation, ...], what: str, diagnostics: list[Diagnostic]
+) -> None:
+    """Records and enums take no annotations."""
+    for annotation in annotations:
+        diagnostics.append(_unknown(annotation, (), what))

@@ -1,0 +1,857 @@
+"""Checking fn bodies: scopes, name resolution, expression types, SQL binds and terminators."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pell import ast, naming, sqltext
+from pell.check import types as t
+from pell.check.model import CheckedModule, FnAnalysis, FnInfo, Symbol
+from pell.diagnostics import Diagnostic, Note, did_you_mean
+
+if TYPE_CHECKING:
+    from pell.check import TypeResolver
+
+# Text methods: name -> (parameter types, result type).
+TEXT_METHODS: dict[str, tuple[tuple[t.Type, ...], t.Type]] = {
+    "len": ((), t.INT),
+    "is_empty": ((), t.BOOL),
+    "upper": ((), t.TEXT),
+    "lower": ((), t.TEXT),
+    "trim": ((), t.TEXT),
+    "contains": ((t.TEXT,), t.BOOL),
+    "starts_with": ((t.TEXT,), t.BOOL),
+    "ends_with": ((t.TEXT,), t.BOOL),
+    "substr": ((t.INT, t.INT), t.TEXT),
+}
+
+# sql! { } terminators and modifiers.
+SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
+SQL_MODIFIERS = ("returning", "for_update")
+
+
+def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
+    """`sql!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
+    calls: list[ast.MethodCall] = []
+    while isinstance(expr, ast.MethodCall):
+        calls.append(expr)
+        expr = expr.target
+    if isinstance(expr, ast.SqlBlock):
+        return expr, calls[::-1]
+    return None
+
+
+def strip_propagate(expr: ast.Expr) -> tuple[ast.Expr, bool]:
+    if isinstance(expr, ast.Propagate):
+        return expr.operand, True
+    return expr, False
+
+
+def falls_through(stmts: tuple[ast.Stmt, ...]) -> bool:
+    """Can control reach the end of these statements?"""
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return | ast.Break | ast.Continue):
+            return False
+        if (
+            isinstance(stmt, ast.If)
+            and stmt.otherwise is not None
+            and not falls_through(stmt.then.stmts)
+            and not falls_through(
+                stmt.otherwise.stmts if isinstance(stmt.otherwise, ast.Block) else (stmt.otherwise,)
+            )
+        ):
+            return False
+        if isinstance(stmt, ast.Transaction) and not falls_through(stmt.body.stmts):
+            return False
+    return True
+
+
+class BodyChecker:
+    """Walks one fn body with a stack of scopes; records what codegen needs in a FnAnalysis."""
+
+    def __init__(
+        self,
+        fn: FnInfo,
+        module: CheckedModule,
+        resolver: TypeResolver,
+        diagnostics: list[Diagnostic],
+    ) -> None:
+        self.fn = fn
+        self.module = module
+        self.resolver = resolver
+        self.diagnostics = diagnostics
+        self.analysis = FnAnalysis()
+        self.scopes: list[dict[str, Symbol]] = [{}]
+        self.cursor_rows: list[Symbol] = []
+        self.loop_depth = 0
+        self.taken = set(naming.RESERVED_LOCALS)
+
+    # -- helpers
+
+    def error(
+        self, code: str, message: str, span: ast.Span, *hints: str, notes: tuple[Note, ...] = ()
+    ) -> None:
+        self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def visible_names(self) -> list[str]:
+        return sorted({name for scope in self.scopes for name in scope})
+
+    def declare_local(
+        self, name: str, type_: t.Type, span: ast.Span, kind: str = "local"
+    ) -> Symbol:
+        plsql = naming.unique(naming.local_name(name), self.taken)
+        symbol = Symbol(name, plsql, type_, "loop" if kind == "loop" else "local", True, span)
+        self.scopes[-1][name] = symbol
+        return symbol
+
+    # -- entry
+
+    def run(self) -> FnAnalysis:
+        for param in self.fn.params:
+            decl = param.decl
+            plsql = naming.param_name(decl.name)
+            self.taken.add(plsql)
+            if decl.name in self.scopes[0]:
+                self.error("duplicate-name", f"two parameters are named `{decl.name}`", decl.span)
+            self.scopes[0][decl.name] = Symbol(
+                decl.name, plsql, param.type, "param", decl.mode != "in", decl.span
+            )
+        body = self.fn.decl.body
+        self.block(body)
+        self.analysis.falls_through = falls_through(body.stmts)
+        if self.fn.is_function and self.analysis.falls_through:
+            self.error(
+                "missing-return",
+                f"fn `{self.fn.decl.name}` returns `{self.fn.returns}` but can reach the end "
+                "of its body without a `return`",
+                ast.Span(body.span.end - 1, body.span.end),
+                "add a `return` on every path",
+            )
+        if self.fn.decl.finally_body is not None:
+            self.block(self.fn.decl.finally_body)
+        return self.analysis
+
+    # -- statements
+
+    def block(self, block: ast.Block) -> None:
+        self.scopes.append({})
+        for stmt in block.stmts:
+            self.stmt(stmt)
+        self.scopes.pop()
+
+    def stmt(self, stmt: ast.Stmt) -> None:
+        method = getattr(self, "stmt_" + type(stmt).__name__.lower())
+        method(stmt)
+
+    def stmt_let(self, stmt: ast.Let) -> None:
+        declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
+        if stmt.value is not None:
+            value_type = self.expr(stmt.value, declared)
+            if declared is None:
+                declared = value_type
+                if isinstance(value_type, t.NullType | t.UnitType | t.NeverType):
+                    self.error(
+                        "needs-annotation",
+                        f"`let {stmt.name}` needs a type: its value is `{value_type}`",
+                        stmt.name_span,
+                        f"write `let {stmt.name}: <type> = ...`",
+                    )
+                    declared = t.UNKNOWN
+            elif not t.assignable(value_type, declared):
+                self.error(
+                    "type-mismatch",
+                    f"`{stmt.name}` is declared `{declared}` but is given a `{value_type}`",
+                    stmt.value.span,
+                )
+        elif declared is None:
+            self.error(
+                "needs-annotation",
+                f"`{stmt.name}` needs a type or a value",
+                stmt.name_span,
+                f"write `var {stmt.name}: <type>;`",
+            )
+            declared = t.UNKNOWN
+        symbol = self.declare_local(stmt.name, declared, stmt.name_span)
+        self.analysis.locals.append(symbol)
+        self.analysis.bindings[id(stmt)] = symbol
+
+    def stmt_assign(self, stmt: ast.Assign) -> None:
+        target_type = self.assign_target(stmt.target)
+        value_type = self.expr(stmt.value, target_type)
+        if not t.assignable(value_type, target_type):
+            self.error(
+                "type-mismatch",
+                f"cannot assign a `{value_type}` to `{_describe(stmt.target)}`, "
+                f"which is `{target_type}`",
+                stmt.value.span,
+            )
+
+    def assign_target(self, target: ast.Expr) -> t.Type:
+        if isinstance(target, ast.Name) and len(target.path) == 1:
+            symbol = self.resolve_name(target)
+            if symbol is None:
+                return t.UNKNOWN
+            if not symbol.mutable:
+                self.error(
+                    "not-assignable",
+                    f"cannot assign to `{symbol.name}`: it is an `in` parameter",
+                    target.span,
+                    f"declare it `inout {symbol.name}` or copy it into a `var`",
+                )
+            elif symbol.kind == "loop":
+                self.error(
+                    "not-assignable", f"cannot assign to loop variable `{symbol.name}`", target.span
+                )
+            return symbol.type
+        if isinstance(target, ast.FieldAccess):
+            self.assign_target(target.target)
+            return self.expr(target, None)
+        self.error(
+            "not-assignable", "only a variable or a record field can be assigned", target.span
+        )
+        self.expr(target, None)
+        return t.UNKNOWN
+
+    def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
+        expr, _ = strip_propagate(stmt.expr)
+        if sql_chain(expr) is not None or isinstance(expr, ast.Call | ast.MethodCall):
+            self.expr(stmt.expr, None, as_statement=True)
+            return
+        self.expr(stmt.expr, None)
+        self.error(
+            "not-a-statement",
+            "this expression's value is not used; a statement is a call, an assignment or SQL",
+            stmt.span,
+        )
+
+    def condition(self, expr: ast.Expr, what: str) -> None:
+        type_ = self.expr(expr, t.BOOL)
+        if not t.assignable(type_, t.BOOL):
+            self.error("type-mismatch", f"{what} must be a `bool`, not a `{type_}`", expr.span)
+
+    def stmt_if(self, stmt: ast.If) -> None:
+        self.condition(stmt.condition, "an `if` condition")
+        self.block(stmt.then)
+        if isinstance(stmt.otherwise, ast.Block):
+            self.block(stmt.otherwise)
+        elif isinstance(stmt.otherwise, ast.If):
+            self.stmt_if(stmt.otherwise)
+
+    def stmt_while(self, stmt: ast.While) -> None:
+        self.condition(stmt.condition, "a `while` condition")
+        self.loop_body(stmt.body)
+
+    def loop_body(self, body: ast.Block, variable: Symbol | None = None) -> None:
+        self.loop_depth += 1
+        self.scopes.append({variable.name: variable} if variable else {})
+        self.block(body)
+        self.scopes.pop()
+        self.loop_depth -= 1
+
+    def stmt_for(self, stmt: ast.For) -> None:
+        source = stmt.source
+        self.scopes.append({})
+        if isinstance(source, ast.Range):
+            for bound in (source.start, source.end):
+                bound_type = self.expr(bound, t.INT)
+                if not t.is_numeric(bound_type):
+                    self.error(
+                        "type-mismatch",
+                        f"a range bound must be a number, not `{bound_type}`",
+                        bound.span,
+                    )
+            variable = self.declare_local(stmt.var, t.INT, stmt.var_span, kind="loop")
+        elif (chain := sql_chain(source)) is not None and not chain[1]:
+            shape = self.sql(chain[0])
+            names = tuple(n for n in (shape.select_names if shape else ()) if n)
+            variable = self.declare_local(stmt.var, t.SqlRow(names), stmt.var_span, kind="loop")
+            self.analysis.types[id(source)] = variable.type
+        else:
+            source_type = self.expr(source, None)
+            if isinstance(source_type, t.ListType):
+                variable = self.declare_local(
+                    stmt.var, source_type.element, stmt.var_span, kind="loop"
+                )
+                self.analysis.locals.append(variable)
+            else:
+                if not isinstance(source_type, t.UnknownType):
+                    self.error(
+                        "type-mismatch",
+                        f"`for` runs over a range, a list or `sql! {{ select ... }}`, "
+                        f"not a `{source_type}`",
+                        source.span,
+                    )
+                variable = self.declare_local(stmt.var, t.UNKNOWN, stmt.var_span, kind="loop")
+        self.scopes.pop()
+        self.analysis.bindings[id(stmt)] = variable
+        if isinstance(variable.type, t.SqlRow):
+            self.cursor_rows.append(variable)
+            self.loop_body(stmt.body, variable)
+            self.cursor_rows.pop()
+        else:
+            self.loop_body(stmt.body, variable)
+
+    def stmt_break(self, stmt: ast.Break) -> None:
+        if self.loop_depth == 0:
+            self.error("not-in-loop", "`break` outside a loop", stmt.span)
+
+    def stmt_continue(self, stmt: ast.Continue) -> None:
+        if self.loop_depth == 0:
+            self.error("not-in-loop", "`continue` outside a loop", stmt.span)
+
+    def stmt_return(self, stmt: ast.Return) -> None:
+        expected = self.fn.returns
+        if stmt.value is None:
+            if self.fn.is_function:
+                self.error(
+                    "return-type",
+                    f"`return;` without a value in fn `{self.fn.decl.name}`, "
+                    f"which returns `{expected}`",
+                    stmt.span,
+                )
+            return
+        value_type = self.expr(stmt.value, expected)
+        if isinstance(value_type, t.NeverType):
+            return
+        if not self.fn.is_function:
+            if not isinstance(value_type, t.UnitType):
+                self.error(
+                    "return-type",
+                    f"fn `{self.fn.decl.name}` returns nothing, but this returns a `{value_type}`",
+                    stmt.value.span,
+                    "declare a return type with `-> T`",
+                )
+            return
+        if not t.assignable(value_type, expected):
+            self.error(
+                "return-type",
+                f"fn `{self.fn.decl.name}` returns `{expected}`, not `{value_type}`",
+                stmt.value.span,
+            )
+
+    def stmt_transaction(self, stmt: ast.Transaction) -> None:
+        self.block(stmt.body)
+
+    def stmt_yield(self, stmt: ast.Yield) -> None:
+        self.expr(stmt.value, None)
+        self.error("unsupported", "`yield` (in @pipelined fns) is not lowered yet", stmt.span)
+
+    # -- expressions
+
+    def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
+        if isinstance(expr, ast.Propagate):
+            type_ = self.expr(expr.operand, expected, as_statement)
+        elif (chain := sql_chain(expr)) is not None:
+            type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
+        else:
+            method = getattr(self, "expr_" + type(expr).__name__.lower())
+            type_ = method(expr, expected)
+        self.analysis.types[id(expr)] = type_
+        return type_
+
+    def expr_numberlit(self, expr: ast.NumberLit, expected: t.Type | None) -> t.Type:
+        return t.NUMBER if "." in expr.text else t.INT
+
+    def expr_stringlit(self, expr: ast.StringLit, expected: t.Type | None) -> t.Type:
+        for part in expr.parts:
+            if not isinstance(part, str):
+                part_type = self.expr(part, None)
+                if not isinstance(part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
+                    self.error(
+                        "type-mismatch",
+                        f"a `{part_type}` cannot be interpolated into text",
+                        part.span,
+                        "interpolate its fields one by one",
+                    )
+        return t.TEXT
+
+    def expr_boollit(self, expr: ast.BoolLit, expected: t.Type | None) -> t.Type:
+        return t.BOOL
+
+    def expr_nonelit(self, expr: ast.NoneLit, expected: t.Type | None) -> t.Type:
+        return t.NullType()
+
+    def expr_unitlit(self, expr: ast.UnitLit, expected: t.Type | None) -> t.Type:
+        return t.UNIT
+
+    def resolve_name(self, expr: ast.Name) -> Symbol | None:
+        name = expr.path[0]
+        symbol = self.lookup(name)
+        if symbol is not None:
+            self.analysis.names[id(expr)] = symbol
+            return symbol
+        self.error(
+            "unknown-name",
+            f"unknown name `{name}`{did_you_mean(name, self.visible_names())}",
+            expr.span,
+        )
+        return None
+
+    def expr_name(self, expr: ast.Name, expected: t.Type | None) -> t.Type:
+        if len(expr.path) > 1:
+            self.error(
+                "unsupported",
+                f"`{expr.text}` names a value in another package; only calls are supported",
+                expr.span,
+            )
+            return t.UNKNOWN
+        if expr.path[0] in self.module.errors and self.lookup(expr.path[0]) is None:
+            self.error(
+                "type-mismatch",
+                f"`{expr.path[0]}` is an error; raise it with `Err(...)`",
+                expr.span,
+            )
+            return t.UNKNOWN
+        symbol = self.resolve_name(expr)
+        return symbol.type if symbol else t.UNKNOWN
+
+    def expr_fieldaccess(self, expr: ast.FieldAccess, expected: t.Type | None) -> t.Type:
+        target = self.expr(expr.target, None)
+        if isinstance(target, t.RecordType):
+            fields = self.module.records[target.name].fields
+            if expr.name in fields:
+                return fields[expr.name]
+            self.error(
+                "unknown-field",
+                f"record `{target.name}` has no field `{expr.name}`"
+                f"{did_you_mean(expr.name, list(fields))}",
+                ast.Span(expr.span.end - len(expr.name), expr.span.end),
+            )
+            return t.UNKNOWN
+        if isinstance(target, t.SqlRow):
+            if expr.name in target.names:
+                return t.SqlValue()
+            self.error(
+                "unknown-field",
+                f"the query has no column `{expr.name}`{did_you_mean(expr.name, target.names)}",
+                ast.Span(expr.span.end - len(expr.name), expr.span.end),
+                "give the column an alias in the select list",
+            )
+            return t.UNKNOWN
+        if not isinstance(target, t.UnknownType):
+            self.error("unknown-field", f"a `{target}` has no fields (`.{expr.name}`)", expr.span)
+        return t.UNKNOWN
+
+    def expr_call(self, expr: ast.Call, expected: t.Type | None) -> t.Type:
+        path = expr.callee.path
+        if len(path) > 1:
+            package = path[0]
+            if package not in self.module.imports:
+                self.error(
+                    "unknown-name",
+                    f"package `{package}` is not imported",
+                    expr.callee.span,
+                    f"add `import {package};` after the module line",
+                )
+            for arg in expr.args:
+                self.expr(arg, None)
+            return t.UNKNOWN
+        name = path[0]
+        fn = self.module.fns.get(name)
+        if fn is None:
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.error(
+                "unknown-fn",
+                f"unknown fn `{name}`{did_you_mean(name, sorted(self.module.fns))}",
+                expr.callee.span,
+            )
+            return t.UNKNOWN
+        if len(expr.args) != len(fn.params):
+            self.error(
+                "arity",
+                f"fn `{name}` takes {len(fn.params)} argument{'s' * (len(fn.params) != 1)}, "
+                f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
+                expr.span,
+                notes=(Note(f"`{name}` is declared here", fn.decl.name_span),),
+            )
+        for arg, param in zip(expr.args, fn.params, strict=False):
+            arg_type = self.expr(arg, param.type)
+            if not t.assignable(arg_type, param.type):
+                self.error(
+                    "type-mismatch",
+                    f"argument `{param.decl.name}` of `{name}` is `{param.type}`, not `{arg_type}`",
+                    arg.span,
+                )
+            if param.decl.mode != "in":
+                self.assign_target(arg)
+        for arg in expr.args[len(fn.params) :]:
+            self.expr(arg, None)
+        return fn.returns
+
+    def expr_methodcall(self, expr: ast.MethodCall, expected: t.Type | None) -> t.Type:
+        target = self.expr(expr.target, None)
+        if isinstance(target, t.UnknownType):
+            for arg in expr.args:
+                self.expr(arg, None)
+            return t.UNKNOWN
+        if t.is_text(target) or isinstance(target, t.SqlValue):
+            signature = TEXT_METHODS.get(expr.name)
+            if signature is None:
+                self.error(
+                    "unknown-fn",
+                    f"text has no method `{expr.name}`{did_you_mean(expr.name, list(TEXT_METHODS))}",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            params, result = signature
+            if len(expr.args) != len(params):
+                self.error(
+                    "arity",
+                    f"`.{expr.name}()` takes {len(params)} argument{'s' * (len(params) != 1)}, "
+                    f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
+                    expr.span,
+                )
+            for arg, param in zip(expr.args, params, strict=False):
+                arg_type = self.expr(arg, param)
+                if not t.assignable(arg_type, param):
+                    self.error(
+                        "type-mismatch",
+                        f"`.{expr.name}()` takes a `{param}` here, not a `{arg_type}`",
+                        arg.span,
+                    )
+            return result
+        self.error("unknown-fn", f"a `{target}` has no method `{expr.name}`", expr.span)
+        return t.UNKNOWN
+
+    def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
+        if expr.type_name in self.module.errors:
+            self.error(
+                "type-mismatch",
+                f"`{expr.type_name}` is an error; raise it with `Err({expr.type_name} {{ ... }})`",
+                expr.span,
+            )
+            for init in expr.fields:
+                self.expr(init.value, None)
+            return t.UNKNOWN
+        record = self.module.records.get(expr.type_name)
+        if record is None:
+            for init in expr.fields:
+                self.expr(init.value, None)
+            self.error(
+                "unknown-type",
+                f"unknown record `{expr.type_name}`"
+                f"{did_you_mean(expr.type_name, sorted(self.module.records))}",
+                ast.Span(expr.span.start, expr.span.start + len(expr.type_name)),
+            )
+            return t.UNKNOWN
+        self.field_inits(expr.type_name, record.fields, expr.fields, expr.span)
+        return t.RecordType(expr.type_name)
+
+    def field_inits(
+        self,
+        type_name: str,
+        fields: dict[str, t.Type],
+        inits: tuple[ast.FieldInit, ...],
+        span: ast.Span,
+    ) -> None:
+        given: set[str] = set()
+        for init in inits:
+            if init.name in given:
+                self.error("duplicate-name", f"field `{init.name}` is given twice", init.span)
+            given.add(init.name)
+            field_type = fields.get(init.name)
+            if field_type is None:
+                self.expr(init.value, None)
+                self.error(
+                    "unknown-field",
+                    f"`{type_name}` has no field `{init.name}`"
+                    f"{did_you_mean(init.name, list(fields))}",
+                    init.span,
+                )
+                continue
+            value_type = self.expr(init.value, field_type)
+            if not t.assignable(value_type, field_type):
+                self.error(
+                    "type-mismatch",
+                    f"field `{init.name}` of `{type_name}` is `{field_type}`, not `{value_type}`",
+                    init.value.span,
+                )
+        missing = [name for name in fields if name not in given]
+        if missing:
+            listed = ", ".join(f"`{name}`" for name in missing)
+            self.error(
+                "unknown-field",
+                f"`{type_name}` literal is missing field{'s' * (len(missing) > 1)} {listed}",
+                span,
+            )
+
+    def expr_unary(self, expr: ast.Unary, expected: t.Type | None) -> t.Type:
+        operand = self.expr(expr.operand, None)
+        if expr.op == "-":
+            if not t.is_numeric(operand):
+                self.error("type-mismatch", f"`-` needs a number, not a `{operand}`", expr.span)
+                return t.UNKNOWN
+            return operand
+        if not t.assignable(operand, t.BOOL):
+            self.error("type-mismatch", f"`!` needs a `bool`, not a `{operand}`", expr.span)
+        return t.BOOL
+
+    def expr_binary(self, expr: ast.Binary, expected: t.Type | None) -> t.Type:
+        left = self.expr(expr.left, None)
+        right = self.expr(expr.right, None)
+        op = expr.op
+        if isinstance(left, t.UnknownType) or isinstance(right, t.UnknownType):
+            return t.BOOL if op in ("||", "&&", "==", "!=", "<", "<=", ">", ">=") else t.UNKNOWN
+        if op in ("||", "&&"):
+            for side, side_type in ((expr.left, left), (expr.right, right)):
+                if not t.assignable(side_type, t.BOOL):
+                    self.error(
+                        "type-mismatch",
+                        f"`{op}` needs `bool` operands, not `{side_type}`",
+                        side.span,
+                    )
+            return t.BOOL
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            if not t.comparable(left, right) or not _is_sql_comparable(left):
+                self.error(
+                    "type-mismatch",
+                    f"cannot compare a `{left}` with a `{right}` using `{op}`",
+                    expr.span,
+                )
+            return t.BOOL
+        if op == "+" and (t.is_text(left) or t.is_text(right)):
+            if (
+                (t.is_text(left)
+                and (t.is_text(right) or isinstance(right, t.SqlValue)))
+                or (isinstance(left, t.SqlValue) and t.is_text(right))
+            ):
+                return t.BIGTEXT if t.BIGTEXT in (left, right) else t.TEXT
+            self.error(
+                "type-mismatch",
+                f"`+` joins two texts or adds two numbers; here it has a `{left}` and a `{right}`",
+                expr.span,
+                'interpolate instead: "{a}{b}"',
+            )
+            return t.UNKNOWN
+        if t.is_numeric(left) and t.is_numeric(right):
+            if op == "/":
+                return t.NUMBER
+            return t.INT if left == t.INT and right == t.INT else t.NUMBER
+        self.error(
+            "type-mismatch", f"`{op}` needs numbers, not a `{left}` and a `{right}`", expr.span
+        )
+        return t.UNKNOWN
+
+    def expr_wrap(self, expr: ast.Wrap, expected: t.Type | None) -> t.Type:
+        if expr.kind == "Err":
+            self.raised_error(expr)
+            return t.NeverType()
+        if expr.value is None:
+            return t.UNIT
+        return self.expr(expr.value, expected)
+
+    def raised_error(self, expr: ast.Wrap) -> None:
+        value = expr.value
+        if isinstance(value, ast.RecordLit):
+            name, inits = value.type_name, value.fields
+        elif isinstance(value, ast.Name) and len(value.path) == 1:
+            name, inits = value.path[0], ()
+        else:
+            self.error(
+                "type-mismatch", "`Err(...)` takes an error: `Err(NotFound { id })`", expr.span
+            )
+            return
+        decl = self.module.errors.get(name)
+        if decl is None:
+            self.error(
+                "unknown-type",
+                f"unknown error `{name}`{did_you_mean(name, sorted(self.module.errors))}",
+                value.span,
+            )
+            return
+        if name not in self.fn.errors:
+            allowed = ", ".join(self.fn.errors) or "none"
+            self.error(
+                "undeclared-error",
+                f"fn `{self.fn.decl.name}` raises `{name}`, which is not in its error list "
+                f"({allowed})",
+                value.span,
+                f"declare it: `-> Result<{self.fn.returns}, {' | '.join((*self.fn.errors, name))}>`",
+            )
+        fields = {f.name: self.resolver.resolve(f.type) for f in decl.fields}
+        self.field_inits(name, fields, inits, value.span)
+
+    def expr_propagate(self, expr: ast.Propagate, expected: t.Type | None) -> t.Type:
+        return self.expr(expr.operand, expected)
+
+    def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
+        element = expected.element if isinstance(expected, t.ListType) else None
+        types = [self.expr(item, element) for item in expr.items]
+        self.error("unsupported", "list literals are not lowered yet", expr.span)
+        return t.ListType(types[0]) if types else t.UNKNOWN
+
+    def expr_sqlblock(self, expr: ast.SqlBlock, expected: t.Type | None) -> t.Type:
+        return self.sql_expr(expr, [], expected, False)
+
+    # -- embedded SQL
+
+    def sql(self, block: ast.SqlBlock) -> sqltext.SqlShape | None:
+        """Tokenize the SQL and resolve its binds; None (after a diagnostic) if it cannot be read."""
+        try:
+            shape = sqltext.analyse(block.text)
+        except sqltext.SqlTextError as error:
+            self.error(
+                "sql-syntax",
+                f"the SQL cannot be read: {error}",
+                ast.Span(block.text_start, block.text_start),
+            )
+            return None
+        rewrites = []
+        for bind in shape.binds:
+            replacement = self.resolve_bind(bind.name)
+            if replacement is None:
+                start = block.text_start + bind.start
+                candidates = self.visible_names() + [
+                    n
+                    for row in self.cursor_rows
+                    if isinstance(row.type, t.SqlRow)
+                    for n in row.type.names
+                ]
+                self.error(
+                    "unknown-bind",
+                    f"bind `:{bind.name}` names no local, parameter, loop column or "
+                    f"record-parameter field{did_you_mean(bind.name, candidates)}",
+                    ast.Span(start, block.text_start + bind.end),
+                )
+                continue
+            rewrites.append((bind, replacement))
+        self.analysis.binds[id(block)] = rewrites
+        return shape
+
+    def resolve_bind(self, name: str) -> str | None:
+        symbol = self.lookup(name)
+        if symbol is not None and not isinstance(symbol.type, t.SqlRow):
+            return symbol.plsql
+        for row in reversed(self.cursor_rows):
+            if isinstance(row.type, t.SqlRow) and name in row.type.names:
+                return f"{row.plsql}.{name}"
+        owners = [
+            param
+            for param in self.fn.params
+            if isinstance(param.type, t.RecordType)
+            and name in self.module.records[param.type.name].fields
+        ]
+        if len(owners) == 1:
+            return f"{naming.param_name(owners[0].decl.name)}.{name}"
+        return None
+
+    def sql_expr(
+        self,
+        block: ast.SqlBlock,
+        calls: list[ast.MethodCall],
+        expected: t.Type | None,
+        as_statement: bool,
+    ) -> t.Type:
+        shape = self.sql(block)
+        names = [call.name for call in calls]
+        for call in calls:
+            if call.name not in SQL_TERMINATORS + SQL_MODIFIERS:
+                self.error(
+                    "unknown-fn",
+                    f"`sql! {{ }}` has no method `{call.name}`"
+                    f"{did_you_mean(call.name, list(SQL_TERMINATORS + SQL_MODIFIERS))}",
+                    call.span,
+                    "the terminators are .one(), .first(), .collect(), .rowcount()",
+                )
+                return t.UNKNOWN
+        terminators = [n for n in names if n in SQL_TERMINATORS]
+        if not terminators:
+            if not as_statement:
+                self.error(
+                    "needs-annotation",
+                    "a `sql! { }` used as a value needs a terminator: .one(), .first(), "
+                    ".collect() or .rowcount()",
+                    block.span,
+                )
+                return t.UNKNOWN
+            return t.UNIT
+        if len(terminators) > 1 or names[-1] not in SQL_TERMINATORS:
+            self.error("sql-syntax", "a `sql! { }` takes one terminator, last", calls[-1].span)
+            return t.UNKNOWN
+        terminator = calls[-1]
+        if terminator.name in ("first", "collect") or "returning" in names:
+            self.error(
+                "unsupported",
+                f"`.{'returning' if 'returning' in names else terminator.name}()` is not lowered yet",
+                terminator.span,
+            )
+            return expected or t.UNKNOWN
+        if terminator.name == "rowcount":
+            return t.INT
+        if "for_update" in names:
+            self.error(
+                "unsupported",
+                "`.for_update()` is not lowered yet; write FOR UPDATE in the SQL",
+                terminator.span,
+            )
+        # .one()
+        if shape is not None and not shape.is_select:
+            self.error("sql-syntax", "`.one()` needs a query (SELECT)", block.span)
+            return expected or t.UNKNOWN
+        if expected is None or isinstance(expected, t.UnknownType):
+            if expected is None:
+                self.error(
+                    "needs-annotation",
+                    "the type of a `.one()` row cannot be inferred; write the type: "
+                    "`let row: Order = sql! { ... }.one();`",
+                    terminator.span,
+                )
+            return t.UNKNOWN
+        if shape is not None:
+            self.check_column_count(block, shape, expected)
+        return expected
+
+    def check_column_count(
+        self, block: ast.SqlBlock, shape: sqltext.SqlShape, target: t.Type
+    ) -> None:
+        count = len(shape.select_items)
+        if isinstance(target, t.RecordType):
+            wanted = len(self.module.records[target.name].fields)
+            what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"
+        elif isinstance(target, t.Scalar):
+            wanted = 1
+            what = f"a `{target}` takes one column"
+        else:
+            self.error(
+                "type-mismatch", f"a `.one()` row cannot be stored in a `{target}`", block.span
+            )
+            return
+        star = any(block.text[start:end].strip().endswith("*") for start, end in shape.select_items)
+        if star:
+            self.error(
+                "sql-column-count",
+                f"`select *` cannot be matched to the target: {what}; list the columns",
+                block.span,
+            )
+        elif count != wanted:
+            self.error(
+                "sql-column-count",
+                f"the query selects {count} column{'s' * (count != 1)}, but {what}",
+                block.span,
+            )
+
+
+def _is_sql_comparable(type_: t.Type) -> bool:
+    return not isinstance(type_, t.RecordType | t.ListType | t.UnitType)
+
+
+def _describe(expr: ast.Expr) -> str:
+    if isinstance(expr, ast.Name):
+        return expr.text
+    if isinstance(expr, ast.FieldAccess):
+        return f"{_describe(expr.target)}.{expr.name}"
+    return "the target"
+
+
+def check_fn_body(
+    fn: FnInfo, module: CheckedModule, resolver: TypeResolver, diagnostics: list[Diagnostic]
+) -> FnAnalysis:
+    """Check one fn's body and finally block; return what code generation needs of it."""
+    return BodyChecker(fn, module, resolver, diagnostics).run()

@@ -1,0 +1,73 @@
+"""The checked module: what the checker learned, in the form code generation reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pell import ast
+from pell.check.types import Type
+from pell.retry import RetryPolicy
+from pell.sqltext import Bind
+
+
+@dataclass(frozen=True, slots=True)
+class RecordInfo:
+    decl: ast.Record
+    fields: dict[str, Type]
+
+
+@dataclass(frozen=True, slots=True)
+class ParamInfo:
+    decl: ast.Param
+    type: Type
+
+
+@dataclass(frozen=True, slots=True)
+class FnInfo:
+    decl: ast.Fn
+    params: tuple[ParamInfo, ...]
+    returns: Type  # UNIT for a procedure
+    errors: tuple[str, ...]  # the E of Result<T, E1 | E2>
+    retry: RetryPolicy | None
+    retry_annotation: ast.Annotation | None
+
+    @property
+    def is_function(self) -> bool:
+        from pell.check.types import UnitType
+
+        return not isinstance(self.returns, UnitType)
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A value a Pell name refers to, with the PL/SQL name it has in the output."""
+
+    name: str
+    plsql: str
+    type: Type
+    kind: Literal["local", "param", "loop"]
+    mutable: bool
+    span: ast.Span
+
+
+@dataclass(slots=True)
+class FnAnalysis:
+    """Per-fn facts, keyed by the id() of the AST node they are about."""
+
+    locals: list[Symbol] = field(default_factory=list)  # to declare, in order
+    bindings: dict[int, Symbol] = field(default_factory=dict)  # Let and For nodes
+    names: dict[int, Symbol] = field(default_factory=dict)  # Name nodes
+    types: dict[int, Type] = field(default_factory=dict)  # expressions
+    binds: dict[int, list[tuple[Bind, str]]] = field(default_factory=dict)  # SqlBlock -> rewrites
+    falls_through: bool = True  # the body can reach its end without returning
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedModule:
+    module: ast.Module
+    records: dict[str, RecordInfo]
+    errors: dict[str, ast.ErrorDecl]
+    fns: dict[str, FnInfo]
+    analyses: dict[str, FnAnalysis]
+    imports: frozenset[str]

@@ -1,0 +1,138 @@
+"""The checker's types, and when a value of one may stand where another is expected."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp")
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    name: str  # one of SCALARS
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class RecordType:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True, slots=True)
+class ListType:
+    element: Type
+
+    def __str__(self) -> str:
+        return f"list<{self.element}>"
+
+
+@dataclass(frozen=True, slots=True)
+class UnitType:
+    def __str__(self) -> str:
+        return "Unit"
+
+
+@dataclass(frozen=True, slots=True)
+class NullType:
+    """The type of `None`: fits any type (it lowers to NULL)."""
+
+    def __str__(self) -> str:
+        return "None"
+
+
+@dataclass(frozen=True, slots=True)
+class NeverType:
+    """An expression that does not produce a value (`Err(...)`)."""
+
+    def __str__(self) -> str:
+        return "never"
+
+
+@dataclass(frozen=True, slots=True)
+class SqlValue:
+    """A column of a SQL row: its type is known only to the database."""
+
+    def __str__(self) -> str:
+        return "SQL value"
+
+
+@dataclass(frozen=True, slots=True)
+class SqlRow:
+    """The row of a cursor `for` loop: one SQL value per select-list name."""
+
+    names: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return "SQL row"
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownType:
+    """The type of an expression already reported as wrong: fits anywhere, so errors do not cascade."""
+
+    def __str__(self) -> str:
+        return "unknown"
+
+
+Type = (
+    Scalar
+    | RecordType
+    | ListType
+    | UnitType
+    | NullType
+    | NeverType
+    | SqlValue
+    | SqlRow
+    | UnknownType
+)
+
+NUMBER = Scalar("number")
+INT = Scalar("int")
+TEXT = Scalar("text")
+BIGTEXT = Scalar("bigtext")
+BOOL = Scalar("bool")
+UNIT = UnitType()
+UNKNOWN = UnknownType()
+
+_FAMILIES = {"number": "numeric", "int": "numeric", "text": "text", "bigtext": "text"}
+
+
+def family(type_: Type) -> str | None:
+    """`numeric`, `text`, or the scalar's own name; None for non-scalars."""
+    if isinstance(type_, Scalar):
+        return _FAMILIES.get(type_.name, type_.name)
+    return None
+
+
+def is_numeric(type_: Type) -> bool:
+    return family(type_) == "numeric" or isinstance(type_, SqlValue | UnknownType)
+
+
+def is_text(type_: Type) -> bool:
+    return family(type_) == "text"
+
+
+def assignable(value: Type, target: Type) -> bool:
+    """May a value of type `value` be stored where `target` is expected?"""
+    if isinstance(value, UnknownType | NeverType | NullType) or isinstance(target, UnknownType):
+        return True
+    if isinstance(value, SqlValue):
+        return isinstance(target, Scalar | SqlValue)
+    if isinstance(target, SqlValue):
+        return isinstance(value, Scalar)
+    if isinstance(value, Scalar) and isinstance(target, Scalar):
+        return family(value) == family(target)
+    if isinstance(value, ListType) and isinstance(target, ListType):
+        return assignable(value.element, target.element) and assignable(
+            target.element, value.element
+        )
+    return value == target
+
+
+def comparable(left: Type, right: Type) -> bool:
+    return assignable(left, right) or assignable(right, left)

@@ -1,0 +1,175 @@
+"""The `pellc` command line: argument parsing, files and exit codes; the work is in pell/."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+TARGETS = ("23ai", "19c", "12.2")
+ISSUES_URL = "https://github.com/pellc/pellc/issues"
+
+
+class UsageError(Exception):
+    """Bad arguments or an unreadable input: exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    from pell import __version__
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--target",
+        choices=TARGETS,
+        default="23ai",
+        help="Oracle version to generate for (default 23ai)",
+    )
+    common.add_argument(
+        "--pretty", action="store_true", help="show the source line and hints under each diagnostic"
+    )
+    parser = argparse.ArgumentParser(
+        prog="pellc", description="Compile Pell modules to Oracle PL/SQL packages."
+    )
+    parser.add_argument("--version", action="version", version=f"pellc {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    build = commands.add_parser(
+        "build",
+        parents=[common],
+        help="compile .pell files to .sql",
+        description="Compile .pell files to .sql.",
+    )
+    build.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    output = build.add_mutually_exclusive_group()
+    output.add_argument(
+        "-o", "--output", type=Path, metavar="OUT.sql", help="write the SQL here (one FILE)"
+    )
+    output.add_argument(
+        "-d", "--out-dir", type=Path, metavar="OUTDIR", help="write NAME.sql for each FILE here"
+    )
+    check = commands.add_parser(
+        "check",
+        parents=[common],
+        help="report diagnostics only",
+        description="Report diagnostics; write nothing.",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    return parser
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
+    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
+    from pell import compile_source
+    from pell.diagnostics import Diagnostic, SourceFile, render_all
+
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        source = SourceFile(str(path), data.decode("utf-8", errors="replace"))
+        from pell.ast import Span
+
+        diagnostic = Diagnostic.of(
+            "encoding", "the file is not valid UTF-8", Span(error.start, error.start + 1)
+        )
+        sys.stderr.write(render_all([diagnostic], source, pretty))
+        return None
+    try:
+        result = compile_source(text, path.name, target)
+    except Exception as error:
+        raise InternalError(path, error) from error
+    shown = SourceFile(str(path), text)
+    sys.stderr.write(render_all(result.diagnostics, shown, pretty))
+    return result.sql
+
+
+class InternalError(Exception):
+    def __init__(self, path: Path, error: Exception) -> None:
+        super().__init__(str(error))
+        self.path = path
+        self.error = error
+
+    def describe(self) -> str:
+        frames = traceback.extract_tb(self.error.__traceback__)
+        where = next(
+            (
+                f"{Path(f.filename).name}:{f.lineno}"
+                for f in reversed(frames)
+                if "pell" in f.filename
+            ),
+            "unknown",
+        )
+        return (
+            f"{self.path}: internal compiler error: {type(self.error).__name__} at {where}: "
+            f"{self.error}\nThis is a bug in pellc; please report it with the file at {ISSUES_URL}"
+        )
+
+
+def _build(args: argparse.Namespace) -> int:
+    files: list[Path] = args.files
+    if len(files) > 1 and args.output is not None:
+        raise UsageError("-o names one output file; use -d OUTDIR for several inputs")
+    failed = False
+    for path in files:
+        sql = _compile_file(path, args.target, args.pretty)
+        if sql is None:
+            failed = True
+            continue
+        if args.output is not None:
+            write_atomically(args.output, sql)
+        elif args.out_dir is not None:
+            write_atomically(args.out_dir / (path.stem + ".sql"), sql)
+        else:
+            sys.stdout.write(sql)
+    return EXIT_ERRORS if failed else EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    failed = False
+    for path in args.files:
+        if _compile_file(path, args.target, args.pretty) is None:
+            failed = True
+    return EXIT_ERRORS if failed else EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run pellc; returns the exit code (0 ok, 1 compile errors, 2 usage, 3 internal error)."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:
+        return int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
+    try:
+        if args.command == "build":
+            return _build(args)
+        return _check(args)
+    except UsageError as error:
+        sys.stderr.write(f"pellc: error: {error}\n")
+        return EXIT_USAGE
+    except InternalError as error:
+        sys.stderr.write(error.describe() + "\n")
+        return EXIT_INTERNAL
+
+
+def entry_point() -> None:
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""Expressions -> PL/SQL text, one small `<node>_sql` method per node class.
+
+Each lowered expression comes with its PL/SQL precedence, so parentheses are
+written only where PL/SQL would otherwise group differently.
+"""
+
+from __future__ import annotations
+
+from pell import ast
+from pell.check import types as t
+from pell.check.bodies import sql_chain
+from pell.check.model import CheckedModule, FnAnalysis
+
+# PL/SQL precedence, loosest first. `||` binds like `+` and `-` in PL/SQL.
+OR, AND, NOT, COMPARISON, ADDITIVE, MULTIPLICATIVE, UNARY, ATOM = range(1, 9)
+
+# Pell binary operator -> (PL/SQL operator, precedence)
+BINARY_OPERATORS: dict[str, tuple[str, int]] = {
+    "||": ("OR", OR),
+    "&&": ("AND", AND),
+    "==": ("=", COMPARISON),
+    "!=": ("<>", COMPARISON),
+    "<": ("<", COMPARISON),
+    "<=": ("<=", COMPARISON),
+    ">": (">", COMPARISON),
+    ">=": (">=", COMPARISON),
+    "+": ("+", ADDITIVE),
+    "-": ("-", ADDITIVE),
+    "*": ("*", MULTIPLICATIVE),
+    "/": ("/", MULTIPLICATIVE),
+}
+
+# Control characters that get CHR() instead of a raw character inside a literal.
+_CONTROL_CHARACTERS = {"\n": 10, "\t": 9, "\r": 13}
+
+Lowered = tuple[str, int]  # (PL/SQL text, precedence)
+
+
+def quote_text(value: str) -> str:
+    """A PL/SQL text literal: `'` doubled; newlines and tabs as CHR() so the literal stays on one line."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for char in value:
+        code = _CONTROL_CHARACTERS.get(char)
+        if code is None and ord(char) < 32:
+            code = ord(char)
+        if code is None:
+            current.append("''" if char == "'" else char)
+            continue
+        if current:
+            pieces.append("'" + "".join(current) + "'")
+            current = []
+        pieces.append(f"CHR({code})")
+    if current or not pieces:
+        pieces.append("'" + "".join(current) + "'")
+    return " || ".join(pieces)
+
+
+def wrap(lowered: Lowered, minimum: int) -> str:
+    text, precedence = lowered
+    return text if precedence >= minimum else f"({text})"
+
+
+class ExpressionLowerer:
+    """Lowers expressions of one fn. Record literals and SQL results that need a statement of
+    their own go through `prelude_value`, which subclasses implement."""
+
+    def __init__(self, checked: CheckedModule, analysis: FnAnalysis) -> None:
+        self.checked = checked
+        self.analysis = analysis
+
+    def type_of(self, expr: ast.Expr) -> t.Type:
+        return self.analysis.types.get(id(expr), t.UNKNOWN)
+
+    def lower(self, expr: ast.Expr) -> str:
+        return self.lower_with_precedence(expr)[0]
+
+    def lower_with_precedence(self, expr: ast.Expr) -> Lowered:
+        method = getattr(self, type(expr).__name__.lower() + "_sql")
+        result: Lowered = method(expr)
+        return result
+
+    def prelude_value(self, expr: ast.Expr) -> str:
+        """Store `expr` with statements of its own and return the variable holding it."""
+        raise NotImplementedError
+
+    # -- literals
+
+    def numberlit_sql(self, expr: ast.NumberLit) -> Lowered:
+        return expr.text, ATOM
+
+    def stringlit_sql(self, expr: ast.StringLit) -> Lowered:
+        pieces: list[Lowered] = []
+        for part in expr.parts:
+            if isinstance(part, str):
+                if part:
+                    pieces.append(
+                        (quote_text(part), ADDITIVE if "||" in quote_text(part) else ATOM)
+                    )
+            else:
+                pieces.append(self.as_text(part))
+        if not pieces:
+            return "''", ATOM
+        if len(pieces) == 1:
+            return pieces[0]
+        return " || ".join(
+            wrap(piece, ADDITIVE + 1) if i else wrap(piece, ADDITIVE)
+            for i, piece in enumerate(pieces)
+        ), ADDITIVE
+
+    def as_text(self, expr: ast.Expr) -> Lowered:
+        """An interpolated value: text as is, booleans spelled out, anything else through TO_CHAR."""
+        type_ = self.type_of(expr)
+        lowered = self.lower_with_precedence(expr)
+        if t.is_text(type_):
+            return lowered
+        if type_ == t.BOOL:
+            return (
+                f"CASE WHEN {lowered[0]} THEN 'true' WHEN NOT {wrap(lowered, NOT + 1)} THEN 'false' END",
+                ATOM,
+            )
+        return f"TO_CHAR({lowered[0]})", ATOM
+
+    def boollit_sql(self, expr: ast.BoolLit) -> Lowered:
+        return ("TRUE" if expr.value else "FALSE"), ATOM
+
+    def nonelit_sql(self, expr: ast.NoneLit) -> Lowered:
+        return "NULL", ATOM
+
+    # -- names
+
+    def name_sql(self, expr: ast.Name) -> Lowered:
+        return self.analysis.names[id(expr)].plsql, ATOM
+
+    def fieldaccess_sql(self, expr: ast.FieldAccess) -> Lowered:
+        return f"{wrap(self.lower_with_precedence(expr.target), ATOM)}.{expr.name.lower()}", ATOM
+
+    # -- calls
+
+    def call_sql(self, expr: ast.Call) -> Lowered:
+        callee = ".".join(expr.callee.path)
+        args = ", ".join(self.lower(arg) for arg in expr.args)
+        return (f"{callee}({args})" if expr.args else callee), ATOM
+
+    def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
+        if sql_chain(expr) is not None:
+            return self.prelude_value(expr), ATOM
+        target = self.lower_with_precedence(expr.target)
+        args = [self.lower(arg) for arg in expr.args]
+        name = expr.name
+        if name == "len":
+            return f"LENGTH({target[0]})", ATOM
+        if name == "is_empty":
+            return f"{wrap(target, ADDITIVE)} IS NULL", COMPARISON
+        if name in ("upper", "lower", "trim"):
+            return f"{name.upper()}({target[0]})", ATOM
+        if name == "contains":
+            return f"INSTR({target[0]}, {args[0]}) > 0", COMPARISON
+        if name == "starts_with":
+            return f"SUBSTR({target[0]}, 1, LENGTH({args[0]})) = {args[0]}", COMPARISON
+        if name == "ends_with":
+            return f"SUBSTR({target[0]}, -LENGTH({args[0]})) = {args[0]}", COMPARISON
+        if name == "substr":
+            return f"SUBSTR({target[0]}, {args[0]}, {args[1]})", ATOM
+        raise NotImplementedError(f"method .{name}()")
+
+    # -- operators
+
+    def unary_sql(self, expr: ast.Unary) -> Lowered:
+        operand = self.lower_with_precedence(expr.operand)
+        if expr.op == "!":
+            return f"NOT {wrap(operand, NOT)}", NOT
+        text = wrap(operand, UNARY)
+        # `--` would start a comment
+        return ("-" + (f"({text})" if text.startswith("-") else text)), UNARY
+
+    def binary_sql(self, expr: ast.Binary) -> Lowered:
+        left = self.lower_with_precedence(expr.left)
+        right = self.lower_with_precedence(expr.right)
+        if expr.op == "%":
+            return f"MOD({left[0]}, {right[0]})", ATOM
+        if expr.op == "+" and t.is_text(self.type_of(expr)):
+            return (
+                f"{wrap(self.as_text(expr.left), ADDITIVE)} || {wrap(self.as_text(expr.right), ADDITIVE + 1)}",
+                ADDITIVE,
+            )
+        operator, precedence = BINARY_OPERATORS[expr.op]
+        # Comparisons do not chain in PL/SQL: parenthesise a comparison on either side.
+        left_minimum = precedence + 1 if precedence == COMPARISON else precedence
+        return f"{wrap(left, left_minimum)} {operator} {wrap(right, precedence + 1)}", precedence
+
+    # -- values that need statements
+
+    def wrap_sql(self, expr: ast.Wrap) -> Lowered:
+        assert expr.value is not None, "Ok() has no value to lower"
+        return self.lower_with_precedence(expr.value)
+
+    def propagate_sql(self, expr: ast.Propagate) -> Lowered:
+        return self.lower_with_precedence(expr.operand)
+
+    def recordlit_sql(self, expr: ast.RecordLit) -> Lowered:
+        return self.prelude_value(expr), ATOM
+
+    def sqlblock_sql(self, expr: ast.SqlBlock) -> Lowered:
+        return self.prelude_value(expr), ATOM

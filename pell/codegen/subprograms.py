@@ -1,0 +1,323 @@
+"""One fn -> one PL/SQL subprogram: its shell (for the template), declarations and body lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pell import ast, naming, sqltext
+from pell.check import types as t
+from pell.check.bodies import sql_chain, strip_propagate
+from pell.check.model import CheckedModule, FnAnalysis, FnInfo
+from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, wrap
+from pell.codegen.types import plsql_type
+from pell.retry import ATTEMPT_VARIABLE, sleep_expression
+
+INDENT = "  "
+_MODES = {"in": "IN", "out": "OUT", "inout": "IN OUT"}
+SLEEP_PROCEDURES = {
+    "23ai": "DBMS_SESSION.SLEEP",
+    "19c": "DBMS_SESSION.SLEEP",
+    "12.2": "DBMS_LOCK.SLEEP",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SubprogramView:
+    """What the subprogram template lays out."""
+
+    signature: str  # `FUNCTION f(p_x IN NUMBER) RETURN t_order`
+    name: str
+    declarations: tuple[str, ...]
+    body: tuple[str, ...]  # lines, already indented under BEGIN
+
+
+def signature(fn: FnInfo) -> str:
+    params = ", ".join(
+        f"{naming.param_name(p.decl.name)} {_MODES[p.decl.mode]} {plsql_type(p.type, 'param')}"
+        for p in fn.params
+    )
+    head = f"{'FUNCTION' if fn.is_function else 'PROCEDURE'} {fn.decl.name}"
+    if params:
+        head += f"({params})"
+    if fn.is_function:
+        head += f" RETURN {plsql_type(fn.returns, 'param')}"
+    return head
+
+
+def _refers_to(expr: ast.Expr, plsql_root: str, analysis: FnAnalysis) -> bool:
+    """Does `expr` read the variable `plsql_root` anywhere?"""
+    stack: list[object] = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name):
+            symbol = analysis.names.get(id(node))
+            if symbol is not None and symbol.plsql == plsql_root:
+                return True
+        elif isinstance(node, ast.Node):
+            stack.extend(
+                getattr(node, name) for name in node.__dataclass_fields__ if name != "span"
+            )
+        elif isinstance(node, tuple):
+            stack.extend(node)
+    return False
+
+
+class FnLowerer(ExpressionLowerer):
+    """Lowers one fn body to PL/SQL lines; statements that need temporaries get them here."""
+
+    def __init__(
+        self, checked: CheckedModule, fn: FnInfo, analysis: FnAnalysis, target: str
+    ) -> None:
+        super().__init__(checked, analysis)
+        self.fn = fn
+        self.target = target
+        self.lines: list[str] = []
+        self.depth = 0
+        self.taken = {s.plsql for s in analysis.locals} | set(naming.RESERVED_LOCALS)
+        self.taken |= {naming.param_name(p.decl.name) for p in fn.params}
+        self.temp_declarations: list[str] = []
+        self.temps: dict[str, list[str]] = {}
+        self.temps_in_use: dict[str, int] = {}
+
+    # -- output helpers
+
+    def emit(self, text: str) -> None:
+        self.lines.append(INDENT * self.depth + text)
+
+    def temp(self, type_: t.Type) -> str:
+        """A temporary of `type_`, free for the rest of the current statement."""
+        key = plsql_type(type_, "local")
+        used = self.temps_in_use.get(key, 0)
+        pool = self.temps.setdefault(key, [])
+        if used == len(pool):
+            name = naming.unique(f"l_pell_{str(type_).lower()}", self.taken)
+            pool.append(name)
+            self.temp_declarations.append(f"{name} {key};")
+        self.temps_in_use[key] = used + 1
+        return pool[used]
+
+    # -- the whole subprogram
+
+    def lower_fn(self) -> SubprogramView:
+        declarations = [f"{s.plsql} {plsql_type(s.type, 'local')};" for s in self.analysis.locals]
+        policy = self.fn.retry
+        if policy is None:
+            self.depth = 1
+            self.block(self.fn.decl.body)
+        else:
+            self.retry_loop()
+        declarations += self.temp_declarations
+        if policy is not None:
+            declarations.append(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;")
+        if not self.lines:
+            self.lines.append(INDENT + "NULL;")
+        return SubprogramView(
+            signature(self.fn), self.fn.decl.name, tuple(declarations), tuple(self.lines)
+        )
+
+    def retry_loop(self) -> None:
+        """The body as the retry unit: a savepoint per attempt, panics bypassed, capped backoff."""
+        policy = self.fn.retry
+        assert policy is not None
+        self.depth = 1
+        self.emit("LOOP")
+        self.depth = 2
+        self.emit("SAVEPOINT pell_attempt;")
+        self.emit("BEGIN")
+        self.depth = 3
+        self.block(self.fn.decl.body)
+        if self.analysis.falls_through:
+            self.emit("EXIT;")
+        self.depth = 2
+        self.emit("EXCEPTION")
+        self.depth = 3
+        self.emit("WHEN OTHERS THEN")
+        self.depth = 4
+        self.emit("IF pell_is_panic(SQLCODE) THEN RAISE; END IF;")
+        self.emit(f"{ATTEMPT_VARIABLE} := {ATTEMPT_VARIABLE} + 1;")
+        self.emit("ROLLBACK TO pell_attempt;")
+        self.emit(f"IF {ATTEMPT_VARIABLE} >= {policy.attempts} THEN RAISE; END IF;")
+        sleep = sleep_expression(policy)
+        if sleep is not None:
+            procedure = SLEEP_PROCEDURES[self.target]
+            if procedure == "DBMS_LOCK.SLEEP":
+                self.emit(
+                    "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
+                )
+            self.emit(f"{procedure}({sleep});")
+        self.depth = 2
+        self.emit("END;")
+        self.depth = 1
+        self.emit("END LOOP;")
+
+    # -- statements
+
+    def block(self, block: ast.Block) -> None:
+        for stmt in block.stmts:
+            self.temps_in_use.clear()
+            getattr(self, "stmt_" + type(stmt).__name__.lower())(stmt)
+
+    def nested(self, block: ast.Block) -> None:
+        self.depth += 1
+        before = len(self.lines)
+        self.block(block)
+        if len(self.lines) == before:
+            self.emit("NULL;")
+        self.depth -= 1
+
+    def stmt_let(self, stmt: ast.Let) -> None:
+        symbol = self.analysis.bindings[id(stmt)]
+        if stmt.value is None:
+            self.emit(f"{symbol.plsql} := NULL;")
+        else:
+            self.store(symbol.plsql, stmt.value, symbol.type)
+
+    def stmt_assign(self, stmt: ast.Assign) -> None:
+        self.store(self.lower(stmt.target), stmt.value, self.type_of(stmt.target))
+
+    def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
+        """`target := value`, field by field for record literals, INTO for queries."""
+        value = _unwrap_value(value)
+        root = target.split(".")[0]
+        if isinstance(value, ast.RecordLit) and not _refers_to(value, root, self.analysis):
+            for init in value.fields:
+                self.store(f"{target}.{init.name.lower()}", init.value, self.type_of(init.value))
+            return
+        if (chain := sql_chain(value)) is not None:
+            block, calls = chain
+            if calls and calls[-1].name == "one":
+                self.select_into(block, target, type_)
+                return
+            if calls and calls[-1].name == "rowcount":
+                self.emit(self.sql_statement(block, None))
+                self.emit(f"{target} := SQL%ROWCOUNT;")
+                return
+        self.emit(f"{target} := {self.lower(value)};")
+
+    def select_into(self, block: ast.SqlBlock, target: str, type_: t.Type) -> None:
+        if isinstance(type_, t.RecordType):
+            fields = self.checked.records[type_.name].fields
+            into = [f"{target}.{name.lower()}" for name in fields]
+        else:
+            into = [target]
+        self.emit(self.sql_statement(block, into))
+
+    def prelude_value(self, expr: ast.Expr) -> str:
+        type_ = self.type_of(expr)
+        name = self.temp(type_)
+        self.store(name, expr, type_)
+        return name
+
+    def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
+        expr, _ = strip_propagate(stmt.expr)
+        if (chain := sql_chain(expr)) is not None:
+            self.emit(self.sql_statement(chain[0], None))
+            return
+        self.emit(f"{self.lower(expr)};")
+
+    def stmt_if(self, stmt: ast.If) -> None:
+        self.emit(f"IF {self.lower(stmt.condition)} THEN")
+        self.nested(stmt.then)
+        otherwise = stmt.otherwise
+        while isinstance(otherwise, ast.If):
+            # An ELSIF condition whose lowering needs statements first becomes ELSE + IF.
+            mark = len(self.lines)
+            condition = self.lower(otherwise.condition)
+            if len(self.lines) != mark:
+                del self.lines[mark:]
+                break
+            self.emit(f"ELSIF {condition} THEN")
+            self.nested(otherwise.then)
+            otherwise = otherwise.otherwise
+        if isinstance(otherwise, ast.If):
+            self.emit("ELSE")
+            self.depth += 1
+            self.stmt_if(otherwise)
+            self.depth -= 1
+        elif otherwise is not None:
+            self.emit("ELSE")
+            self.nested(otherwise)
+        self.emit("END IF;")
+
+    def stmt_while(self, stmt: ast.While) -> None:
+        mark = len(self.lines)
+        condition = self.lower(stmt.condition)
+        if len(self.lines) == mark:
+            self.emit(f"WHILE {condition} LOOP")
+            self.nested(stmt.body)
+            self.emit("END LOOP;")
+            return
+        # The condition needs statements of its own: evaluate it at the top of each pass.
+        del self.lines[mark:]
+        self.emit("LOOP")
+        self.depth += 1
+        condition = self.lower(stmt.condition)
+        self.emit(f"EXIT WHEN NOT ({condition});")
+        self.depth -= 1
+        self.nested(stmt.body)
+        self.emit("END LOOP;")
+
+    def stmt_for(self, stmt: ast.For) -> None:
+        variable = self.analysis.bindings[id(stmt)].plsql
+        source = stmt.source
+        if isinstance(source, ast.Range):
+            start = self.lower(source.start)
+            end = self.lower_with_precedence(source.end)
+            if not source.inclusive:
+                end_expr = source.end
+                if isinstance(end_expr, ast.NumberLit) and "." not in end_expr.text:
+                    end = (str(int(end_expr.text) - 1), ATOM)
+                else:
+                    end = (f"{wrap(end, ADDITIVE)} - 1", ADDITIVE)
+            self.emit(f"FOR {variable} IN {start} .. {end[0]} LOOP")
+        else:
+            chain = sql_chain(source)
+            assert chain is not None, "list loops are rejected by the checker"
+            query = self.sql_text(chain[0], None)
+            self.emit(f"FOR {variable} IN ({query}) LOOP")
+        self.nested(stmt.body)
+        self.emit("END LOOP;")
+
+    def stmt_break(self, stmt: ast.Break) -> None:
+        self.emit("EXIT;")
+
+    def stmt_continue(self, stmt: ast.Continue) -> None:
+        self.emit("CONTINUE;")
+
+    def stmt_return(self, stmt: ast.Return) -> None:
+        value = _unwrap_value(stmt.value) if stmt.value is not None else None
+        if value is None or not self.fn.is_function:
+            self.emit("RETURN;")
+            return
+        self.emit(f"RETURN {self.lower(value)};")
+
+    # -- embedded SQL
+
+    def sql_text(self, block: ast.SqlBlock, into: list[str] | None) -> str:
+        """The SQL with binds resolved, an INTO list after the select list if asked, re-indented."""
+        text = block.text
+        shape = sqltext.analyse(text)
+        edits: list[tuple[int, int, str]] = [
+            (bind.start, bind.end, replacement)
+            for bind, replacement in self.analysis.binds[id(block)]
+        ]
+        if into is not None:
+            position = shape.select_items[-1][1]
+            edits.append((position, position, " INTO " + ", ".join(into)))
+        for start, end, replacement in sorted(edits, reverse=True):
+            text = text[:start] + replacement + text[end:]
+        return sqltext.reindent(text, INDENT * self.depth)
+
+    def sql_statement(self, block: ast.SqlBlock, into: list[str] | None) -> str:
+        return self.sql_text(block, into) + ";"
+
+
+def _unwrap_value(expr: ast.Expr) -> ast.Expr:
+    """`Ok(e)`, `Some(e)` and `e?` are `e` once lowered."""
+    while True:
+        if isinstance(expr, ast.Wrap) and expr.kind in ("Ok", "Some") and expr.value is not None:
+            expr = expr.value
+        elif isinstance(expr, ast.Propagate):
+            expr = expr.operand
+        else:
+            return expr

@@ -1,0 +1,34 @@
+"""Pell types -> PL/SQL type names, per place (language.md section 3)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pell import naming
+from pell.check import types as t
+
+Place = Literal["local", "param", "field"]
+
+# (local, parameter or return, record field)
+_SCALARS: dict[str, tuple[str, str, str]] = {
+    "number": ("NUMBER", "NUMBER", "NUMBER"),
+    "int": ("PLS_INTEGER", "PLS_INTEGER", "NUMBER(38)"),
+    "text": ("VARCHAR2(32767)", "VARCHAR2", "VARCHAR2(4000)"),
+    "bigtext": ("CLOB", "CLOB", "CLOB"),
+    "bool": ("BOOLEAN", "BOOLEAN", "BOOLEAN"),
+    "date": ("DATE", "DATE", "DATE"),
+    "timestamp": ("TIMESTAMP", "TIMESTAMP", "TIMESTAMP"),
+}
+_PLACE_INDEX = {"local": 0, "param": 1, "field": 2}
+
+
+class UnloweredType(Exception):
+    """A type with no PL/SQL form yet; the checker reports these before codegen runs."""
+
+
+def plsql_type(type_: t.Type, place: Place) -> str:
+    if isinstance(type_, t.Scalar):
+        return _SCALARS[type_.name][_PLACE_INDEX[place]]
+    if isinstance(type_, t.RecordType):
+        return naming.record_type_name(type_.name)
+    raise UnloweredType(f"no PL/SQL type for `{type_}` yet")

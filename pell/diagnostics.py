@@ -1,0 +1,171 @@
+"""Diagnostics: one type, one registry of codes, two renderers (short and pretty)."""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from dataclasses import dataclass, field
+from enum import Enum
+
+from pell.ast import Span
+
+
+class Severity(Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+# Every diagnostic code pellc can emit, with its severity and what it is about.
+CODES: dict[str, tuple[Severity, str]] = {
+    "encoding": (Severity.ERROR, "a source file that is not UTF-8"),
+    "syntax": (Severity.ERROR, "the source does not follow Pell's grammar"),
+    "invalid-escape": (Severity.ERROR, "an unknown escape sequence in a string"),
+    "unknown-name": (Severity.ERROR, "a name that is not declared"),
+    "unknown-type": (Severity.ERROR, "a type that is not declared"),
+    "unknown-field": (Severity.ERROR, "a field the record does not have"),
+    "unknown-fn": (Severity.ERROR, "a call to a fn that is not declared"),
+    "duplicate-name": (Severity.ERROR, "two declarations with one name"),
+    "arity": (Severity.ERROR, "a call with the wrong number of arguments"),
+    "type-mismatch": (Severity.ERROR, "a value of the wrong type"),
+    "return-type": (Severity.ERROR, "a return value of the wrong type"),
+    "unknown-bind": (Severity.ERROR, "a `:name` bind in SQL that resolves to nothing"),
+    "sql-column-count": (Severity.ERROR, "a query whose columns do not fit its target"),
+    "sql-syntax": (Severity.ERROR, "embedded SQL that cannot be tokenized or placed"),
+    "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),
+    "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
+    "retry-argument": (Severity.ERROR, "a bad @retry argument"),
+    "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),
+    "retry-combination": (
+        Severity.ERROR,
+        "@retry with an annotation or block it cannot be made safe with",
+    ),
+    "annotation-argument": (Severity.ERROR, "a bad annotation argument"),
+    "unknown-annotation": (Severity.WARNING, "an annotation pellc does not know"),
+    "not-assignable": (Severity.ERROR, "an assignment to something that cannot be assigned"),
+    "not-a-statement": (Severity.ERROR, "an expression used as a statement that does nothing"),
+    "not-in-loop": (Severity.ERROR, "`break` or `continue` outside a loop"),
+    "missing-return": (Severity.ERROR, "a fn with a return type that can end without `return`"),
+    "undeclared-error": (Severity.ERROR, "`Err(E)` where E is not in the fn's error list"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A secondary location that explains a diagnostic ("`finally` is here")."""
+
+    message: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    code: str
+    message: str
+    span: Span
+    hints: tuple[str, ...] = ()
+    notes: tuple[Note, ...] = ()
+    severity: Severity = field(default=Severity.ERROR)
+
+    @staticmethod
+    def of(
+        code: str,
+        message: str,
+        span: Span,
+        hints: tuple[str, ...] = (),
+        notes: tuple[Note, ...] = (),
+    ) -> Diagnostic:
+        """A diagnostic with the severity its code has in the registry."""
+        severity, _ = CODES[code]
+        return Diagnostic(code, message, span, hints, notes, severity)
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+
+def did_you_mean(name: str, candidates: list[str] | tuple[str, ...]) -> str:
+    """`; did you mean `x`?` when a candidate is close to `name`, else an empty string."""
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean `{close[0]}`?" if close else ""
+
+
+def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
+    return any(d.is_error for d in diagnostics)
+
+
+class SourceFile:
+    """A source text and the name to show for it; maps offsets to 1-based line and column."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        self.text = text
+        self._line_starts = [0]
+        for index, char in enumerate(text):
+            if char == "\n":
+                self._line_starts.append(index + 1)
+
+    def line_col(self, offset: int) -> tuple[int, int]:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect.bisect_right(self._line_starts, offset) - 1
+        return line + 1, offset - self._line_starts[line] + 1
+
+    def line_text(self, line: int) -> str:
+        start = self._line_starts[line - 1]
+        end = self.text.find("\n", start)
+        return self.text[start : end if end != -1 else len(self.text)]
+
+
+def sort_key(diagnostic: Diagnostic) -> tuple[int, int, str]:
+    return (diagnostic.span.start, diagnostic.span.end, diagnostic.code)
+
+
+def render_short(diagnostic: Diagnostic, source: SourceFile) -> str:
+    """`path:line:col: error: message  [code]`, then one line per note."""
+    line, col = source.line_col(diagnostic.span.start)
+    lines = [
+        f"{source.name}:{line}:{col}: {diagnostic.severity.value}: "
+        f"{diagnostic.message}  [{diagnostic.code}]"
+    ]
+    for note in diagnostic.notes:
+        note_line, note_col = source.line_col(note.span.start)
+        lines.append(f"{source.name}:{note_line}:{note_col}: note: {note.message}")
+    return "\n".join(lines)
+
+
+def _excerpt(source: SourceFile, span: Span) -> list[str]:
+    line, col = source.line_col(span.start)
+    end_line, end_col = source.line_col(max(span.start, span.end))
+    text = source.line_text(line).expandtabs(1)
+    width = (end_col - col) if end_line == line and end_col > col else 1
+    width = max(1, min(width, len(text) - col + 1))
+    gutter = " " * len(str(line))
+    return [
+        f"{gutter} |",
+        f"{line} | {text}",
+        f"{gutter} | {' ' * (col - 1)}{'^' * width}",
+    ]
+
+
+def render_pretty(diagnostic: Diagnostic, source: SourceFile) -> str:
+    """The short form, then the source line with carets, each note likewise, and `help:` hints."""
+    line, col = source.line_col(diagnostic.span.start)
+    out = [
+        f"{source.name}:{line}:{col}: {diagnostic.severity.value}: "
+        f"{diagnostic.message}  [{diagnostic.code}]",
+        *_excerpt(source, diagnostic.span),
+    ]
+    for note in diagnostic.notes:
+        note_line, note_col = source.line_col(note.span.start)
+        out.append(f"{source.name}:{note_line}:{note_col}: note: {note.message}")
+        out.extend(_excerpt(source, note.span))
+    out.extend(f"  help: {hint}" for hint in diagnostic.hints)
+    return "\n".join(out)
+
+
+def render_all(
+    diagnostics: list[Diagnostic] | tuple[Diagnostic, ...], source: SourceFile, pretty: bool = False
+) -> str:
+    """Every diagnostic, in source order, one block each."""
+    render = render_pretty if pretty else render_short
+    blocks = [render(d, source) for d in sorted(diagnostics, key=sort_key)]
+    return "\n".join(blocks) + ("\n" if blocks else "")

@@ -1,0 +1,158 @@
+"""Embedded SQL, read with sqlglot's Oracle tokenizer: binds, the select list, the top-level FROM."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from dataclasses import dataclass
+
+from sqlglot.dialects.oracle import Oracle
+from sqlglot.errors import TokenError
+from sqlglot.tokenizer_core import Token, TokenType
+from sqlglot.tokens import Tokenizer
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#]*\Z")
+
+
+class SqlTextError(Exception):
+    """The SQL could not be tokenized; `offset` is where, relative to the SQL text."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """`:name` at [start, end) of the SQL text (the colon included)."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class SqlShape:
+    """What pellc needs to know of one SQL statement."""
+
+    tokens: tuple[Token, ...]
+    binds: tuple[Bind, ...]
+    is_select: bool
+    select_items: tuple[tuple[int, int], ...]  # [start, end) of each top-level select item
+    select_names: tuple[str | None, ...]  # the name each select item is known by, if any
+    from_offset: int | None  # where the top-level FROM keyword starts
+
+
+@functools.cache
+def _tokenizer() -> Tokenizer:
+    tokenizer: Tokenizer = Oracle().tokenizer()
+    return tokenizer
+
+
+def tokenize(sql: str) -> tuple[Token, ...]:
+    try:
+        return tuple(_tokenizer().tokenize(sql))
+    except TokenError as error:
+        raise SqlTextError(str(error).splitlines()[0], 0) from error
+
+
+def _binds(tokens: tuple[Token, ...]) -> list[Bind]:
+    binds = []
+    for colon, name in itertools.pairwise(tokens):
+        if (
+            colon.token_type == TokenType.COLON
+            and name.start == colon.end + 1
+            and _IDENTIFIER.match(name.text)
+        ):
+            binds.append(Bind(name.text, colon.start, name.end + 1))
+    return binds
+
+
+def _item_name(tokens: list[Token]) -> str | None:
+    """The name a select item is known by: its alias, or the column it names."""
+    if not tokens:
+        return None
+    last = tokens[-1]
+    if last.token_type == TokenType.STAR:
+        return None
+    if len(tokens) >= 2 and tokens[-2].token_type == TokenType.ALIAS:
+        return last.text
+    if last.token_type in (TokenType.VAR, TokenType.IDENTIFIER) or _IDENTIFIER.match(last.text):
+        if len(tokens) == 1:
+            return last.text
+        before = tokens[-2]
+        # `t.col` names col; `expr alias` names alias
+        if before.token_type == TokenType.DOT:
+            return last.text
+        if before.token_type not in (
+            TokenType.DOT,
+            TokenType.L_PAREN,
+            TokenType.COMMA,
+        ) and (before.token_type in (TokenType.R_PAREN,) or _IDENTIFIER.match(before.text)):
+            return last.text
+    return None
+
+
+def analyse(sql: str) -> SqlShape:
+    """Tokenize `sql` and find its binds and, for a query, its select list and top-level FROM."""
+    tokens = tokenize(sql)
+    binds = tuple(_binds(tokens))
+    is_select = bool(tokens) and tokens[0].token_type in (TokenType.SELECT, TokenType.WITH)
+    items: list[tuple[int, int]] = []
+    names: list[str | None] = []
+    from_offset = None
+    if is_select:
+        depth = 0
+        select_seen = False
+        item_tokens: list[Token] = []
+        for token in tokens:
+            kind = token.token_type
+            if kind == TokenType.L_PAREN:
+                depth += 1
+            elif kind == TokenType.R_PAREN:
+                depth -= 1
+            if depth == 0 and kind == TokenType.SELECT and not select_seen:
+                select_seen = True
+                continue
+            if not select_seen:
+                continue
+            if depth == 0 and kind in (TokenType.FROM, TokenType.INTO):
+                from_offset = token.start
+                break
+            if depth == 0 and kind == TokenType.DISTINCT and not item_tokens and not items:
+                continue
+            if depth == 0 and kind == TokenType.COMMA:
+                items.append(
+                    (item_tokens[0].start, item_tokens[-1].end + 1)
+                    if item_tokens
+                    else (token.start, token.start)
+                )
+                names.append(_item_name(item_tokens))
+                item_tokens = []
+                continue
+            item_tokens.append(token)
+        if item_tokens:
+            items.append((item_tokens[0].start, item_tokens[-1].end + 1))
+            names.append(_item_name(item_tokens))
+    return SqlShape(tokens, binds, is_select, tuple(items), tuple(names), from_offset)
+
+
+def select_list_end(sql: str, shape: SqlShape) -> int | None:
+    """Where an INTO clause goes: just after the last top-level select item."""
+    if not shape.select_items:
+        return None
+    return shape.select_items[-1][1]
+
+
+def reindent(sql: str, indent: str) -> str:
+    """The SQL text trimmed, its continuation lines re-indented under `indent` + two spaces."""
+    lines = sql.strip().splitlines()
+    if not lines:
+        return ""
+    rest = [line for line in lines[1:] if line.strip()]
+    margin = min((len(line) - len(line.lstrip()) for line in rest), default=0)
+    out = [lines[0].strip()]
+    for line in lines[1:]:
+        out.append(f"{indent}  {line[margin:].rstrip()}" if line.strip() else "")
+    return "\n".join(out)

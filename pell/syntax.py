@@ -1,0 +1,510 @@
+"""Source text -> parse tree (Lark, LALR) -> AST (a Transformer building pell.ast nodes)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.tree import Meta
+
+from pell import ast
+from pell.diagnostics import Diagnostic
+from pell.resources import resource_dir
+
+ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
+
+
+@functools.cache
+def grammar_parser() -> Lark:
+    """The Lark parser for grammar/pell.lark, built once per process."""
+    grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
+    return Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        strict=True,
+        propagate_positions=True,
+        maybe_placeholders=True,
+        cache=True,
+    )
+
+
+def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
+    """Parse Pell source into a Module, or return the syntax diagnostics."""
+    parser = grammar_parser()
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as error:
+        return None, [_syntax_diagnostic(error, text, parser)]
+    builder = AstBuilder(text)
+    module = builder.transform(tree)
+    assert isinstance(module, ast.Module)
+    return module, builder.diagnostics
+
+
+# ---- syntax errors -----------------------------------------------------------
+
+_EXPRESSION_STARTS = {"NAME", "NUMBER", "QUOTE", "SQL_OPEN", "LPAR"}
+
+_TOKEN_WORDS = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "QUOTE": "a string",
+    "RAW_STRING": "a raw string",
+    "SQL_OPEN": "`sql! {`",
+    "$END": "the end of the file",
+    "RANGE": "`..`",
+}
+
+
+def _describe_terminal(name: str, parser: Lark) -> str:
+    if name in _TOKEN_WORDS:
+        return _TOKEN_WORDS[name]
+    try:
+        pattern = parser.get_terminal(name).pattern
+    except KeyError:
+        return name.lower()
+    return f"`{pattern.value}`" if pattern.type == "str" else name.lower()
+
+
+def _describe_expected(expected: set[str], parser: Lark) -> str:
+    if expected >= _EXPRESSION_STARTS:
+        return "an expression"
+    words = sorted({_describe_terminal(name, parser) for name in expected})
+    if len(words) > 6:
+        return ", ".join(words[:6]) + " or another token"
+    if len(words) == 1:
+        return words[0]
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
+    if (
+        (isinstance(error, UnexpectedToken)
+        and error.token.type == "$END")
+        or isinstance(error, UnexpectedEOF)
+    ):
+        end = len(text)
+        return Diagnostic.of(
+            "syntax",
+            "unexpected end of file: a `}`, `;` or closing quote is missing",
+            ast.Span(end, end),
+        )
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        start = token.start_pos if token.start_pos is not None else 0
+        end = token.end_pos if token.end_pos is not None else start + 1
+        found = _describe_terminal(token.type, parser)
+        if token.type == "NAME":
+            found = f"`{token.value}`"
+        return Diagnostic.of(
+            "syntax",
+            f"unexpected {found}; expected {_describe_expected(set(error.expected), parser)}",
+            ast.Span(start, end),
+        )
+    if isinstance(error, UnexpectedCharacters):
+        position = error.pos_in_stream if error.pos_in_stream is not None else 0
+        char = text[position] if position < len(text) else ""
+        shown = f"`{char}`" if char.isprintable() and char not in " `" else repr(char)
+        return Diagnostic.of(
+            "syntax", f"unexpected character {shown}", ast.Span(position, position + 1)
+        )
+    return Diagnostic.of("syntax", "the source could not be parsed", ast.Span(0, 0))
+
+
+# ---- tree -> AST -------------------------------------------------------------
+
+
+def _span(meta: Meta) -> ast.Span:
+    if getattr(meta, "empty", True):
+        return ast.NO_SPAN
+    return ast.Span(meta.start_pos, meta.end_pos)
+
+
+def _token_span(token: Token) -> ast.Span:
+    start = token.start_pos or 0
+    return ast.Span(start, token.end_pos if token.end_pos is not None else start)
+
+
+def _present(children: list[Any]) -> list[Any]:
+    """Children without the None placeholders of empty `[...]` groups."""
+    return [child for child in children if child is not None]
+
+
+class _FinallyClause:
+    """A `finally { }` block on its way into the Fn node."""
+
+    def __init__(self, block: ast.Block) -> None:
+        self.block = block
+
+
+class _ReturnType:
+    def __init__(self, type_ref: ast.TypeRef) -> None:
+        self.type = type_ref
+
+
+@v_args(meta=True)
+class AstBuilder(Transformer[Token, Any]):
+    """Builds pell.ast nodes; collects the few diagnostics found while building (escapes)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+        self.diagnostics: list[Diagnostic] = []
+
+    # -- module and items
+
+    def start(self, meta: Meta, children: list[Any]) -> ast.Module:
+        path, span = children[0]
+        imports = tuple(c for c in children[1:] if isinstance(c, ast.Import))
+        items = tuple(c for c in children[1:] if not isinstance(c, ast.Import))
+        return ast.Module(path, imports, items, span=ast.Span(span.start, len(self.text)))
+
+    def module_decl(self, meta: Meta, children: list[Any]) -> tuple[tuple[str, ...], ast.Span]:
+        return children[0], _span(meta)
+
+    def module_path(self, meta: Meta, children: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t) for t in children)
+
+    def import_decl(self, meta: Meta, children: list[Token]) -> ast.Import:
+        return ast.Import(tuple(str(t) for t in children), span=_span(meta))
+
+    def item(self, meta: Meta, children: list[Any]) -> ast.Item:
+        annotations = tuple(c for c in children if isinstance(c, ast.Annotation))
+        public = any(isinstance(c, Token) and c.type == "PUB" for c in children)
+        body = children[-1]
+        span = _span(meta)
+        if isinstance(body, ast.Fn):
+            return ast.Fn(
+                body.name,
+                body.params,
+                body.return_type,
+                body.body,
+                body.finally_body,
+                public,
+                annotations,
+                span=span,
+                name_span=body.name_span,
+            )
+        if isinstance(body, ast.Record):
+            return ast.Record(body.name, body.fields, public, annotations, span=span)
+        if isinstance(body, ast.ErrorDecl):
+            return ast.ErrorDecl(body.name, body.fields, public, annotations, span=span)
+        assert isinstance(body, ast.Enum)
+        return ast.Enum(body.name, body.variants, public, annotations, span=span)
+
+    def annotation(self, meta: Meta, children: list[Any]) -> ast.Annotation:
+        args: tuple[ast.AnnotationArg, ...] = children[1] if len(children) > 1 else ()
+        return ast.Annotation(str(children[0]), args, span=_span(meta))
+
+    def annotation_args(self, meta: Meta, children: list[Any]) -> tuple[ast.AnnotationArg, ...]:
+        return tuple(_present(children))
+
+    def keyword_arg(self, meta: Meta, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(str(children[0]), children[1], span=_span(meta))
+
+    def positional_arg(self, meta: Meta, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(None, children[0], span=_span(meta))
+
+    def record_decl(self, meta: Meta, children: list[Any]) -> ast.Record:
+        return ast.Record(str(children[0]), children[1], False, (), span=_span(meta))
+
+    def error_decl(self, meta: Meta, children: list[Any]) -> ast.ErrorDecl:
+        fields = children[1] if len(children) > 1 else ()
+        return ast.ErrorDecl(str(children[0]), fields, False, (), span=_span(meta))
+
+    def field_list(self, meta: Meta, children: list[Any]) -> tuple[ast.Field, ...]:
+        return tuple(_present(children))
+
+    def field(self, meta: Meta, children: list[Any]) -> ast.Field:
+        return ast.Field(str(children[0]), children[1], span=_span(meta))
+
+    def enum_decl(self, meta: Meta, children: list[Any]) -> ast.Enum:
+        variants = tuple(_present(children[1:]))
+        return ast.Enum(str(children[0]), variants, False, (), span=_span(meta))
+
+    def variant(self, meta: Meta, children: list[Any]) -> ast.Variant:
+        value = children[1] if len(children) > 1 else None
+        return ast.Variant(str(children[0]), value, span=_span(meta))
+
+    def fn_decl(self, meta: Meta, children: list[Any]) -> ast.Fn:
+        name: Token = children[0]
+        params = tuple(c for c in children if isinstance(c, ast.Param))
+        return_type = next((c.type for c in children if isinstance(c, _ReturnType)), None)
+        body = next(c for c in children if isinstance(c, ast.Block))
+        finally_body = next((c.block for c in children if isinstance(c, _FinallyClause)), None)
+        return ast.Fn(
+            str(name),
+            params,
+            return_type,
+            body,
+            finally_body,
+            False,
+            (),
+            span=_span(meta),
+            name_span=_token_span(name),
+        )
+
+    def return_type(self, meta: Meta, children: list[Any]) -> _ReturnType:
+        return _ReturnType(children[0])
+
+    def finally_clause(self, meta: Meta, children: list[Any]) -> _FinallyClause:
+        # The block's span starts at the `finally` keyword, so messages point at it.
+        return _FinallyClause(ast.Block(children[0].stmts, span=_span(meta)))
+
+    def param(self, meta: Meta, children: list[Any]) -> ast.Param:
+        mode: Any = "in"
+        if isinstance(children[0], Token) and children[0].type in ("OUT", "INOUT"):
+            mode = str(children[0])
+            children = children[1:]
+        elif children[0] is None:
+            children = children[1:]
+        return ast.Param(str(children[0]), mode, children[1], span=_span(meta))
+
+    # -- types
+
+    def named_type(self, meta: Meta, children: list[Any]) -> ast.NamedType:
+        name = str(children[0])
+        args: tuple[ast.TypeArg, ...] = ()
+        optional = False
+        for child in children[1:]:
+            if isinstance(child, tuple):
+                args = child
+            elif isinstance(child, Token) and child.type == "OPTIONAL":
+                optional = True
+        return ast.NamedType(name, args, optional, span=_span(meta))
+
+    def unit_type(self, meta: Meta, children: list[Any]) -> ast.UnitType:
+        return ast.UnitType(span=_span(meta))
+
+    def type_args(self, meta: Meta, children: list[Any]) -> tuple[ast.TypeArg, ...]:
+        return tuple(children)
+
+    def type_arg(self, meta: Meta, children: list[Any]) -> ast.TypeArg:
+        return ast.TypeArg(tuple(children), span=_span(meta))
+
+    # -- statements
+
+    def block(self, meta: Meta, children: list[Any]) -> ast.Block:
+        return ast.Block(tuple(children), span=_span(meta))
+
+    def _binding(self, meta: Meta, children: list[Any], mutable: bool) -> ast.Let:
+        name: Token = children[0]
+        type_ref = next(
+            (c for c in children[1:] if isinstance(c, ast.NamedType | ast.UnitType)), None
+        )
+        value = next(
+            (
+                c
+                for c in children[1:]
+                if c is not None and not isinstance(c, ast.NamedType | ast.UnitType)
+            ),
+            None,
+        )
+        return ast.Let(
+            str(name), type_ref, value, mutable, span=_span(meta), name_span=_token_span(name)
+        )
+
+    def let_stmt(self, meta: Meta, children: list[Any]) -> ast.Let:
+        return self._binding(meta, children, mutable=False)
+
+    def var_stmt(self, meta: Meta, children: list[Any]) -> ast.Let:
+        return self._binding(meta, children, mutable=True)
+
+    def assign_stmt(self, meta: Meta, children: list[Any]) -> ast.Assign:
+        return ast.Assign(children[0], children[1], span=_span(meta))
+
+    def expr_stmt(self, meta: Meta, children: list[Any]) -> ast.ExprStmt:
+        return ast.ExprStmt(children[0], span=_span(meta))
+
+    def if_stmt(self, meta: Meta, children: list[Any]) -> ast.If:
+        otherwise = children[2] if len(children) > 2 else None
+        return ast.If(children[0], children[1], otherwise, span=_span(meta))
+
+    def else_clause(self, meta: Meta, children: list[Any]) -> ast.Block | ast.If:
+        result: ast.Block | ast.If = children[0]
+        return result
+
+    def while_stmt(self, meta: Meta, children: list[Any]) -> ast.While:
+        return ast.While(children[0], children[1], span=_span(meta))
+
+    def for_stmt(self, meta: Meta, children: list[Any]) -> ast.For:
+        var: Token = children[0]
+        return ast.For(
+            str(var), children[1], children[2], span=_span(meta), var_span=_token_span(var)
+        )
+
+    def range(self, meta: Meta, children: list[Any]) -> ast.Range:
+        return ast.Range(children[0], children[2], str(children[1]) == "..=", span=_span(meta))
+
+    def break_stmt(self, meta: Meta, children: list[Any]) -> ast.Break:
+        return ast.Break(span=_span(meta))
+
+    def continue_stmt(self, meta: Meta, children: list[Any]) -> ast.Continue:
+        return ast.Continue(span=_span(meta))
+
+    def return_stmt(self, meta: Meta, children: list[Any]) -> ast.Return:
+        return ast.Return(children[0] if children else None, span=_span(meta))
+
+    def transaction_stmt(self, meta: Meta, children: list[Any]) -> ast.Transaction:
+        return ast.Transaction(children[0], span=_span(meta))
+
+    def yield_stmt(self, meta: Meta, children: list[Any]) -> ast.Yield:
+        return ast.Yield(children[0], span=_span(meta))
+
+    # -- expressions
+
+    def binary_chain(self, meta: Meta, children: list[Any]) -> ast.Expr:
+        operands: list[ast.Expr] = children[0::2]
+        operators: list[Token] = children[1::2]
+        return _climb(operands, operators)
+
+    def prefix(self, meta: Meta, children: list[Any]) -> ast.Unary:
+        op: Any = str(children[0])
+        return ast.Unary(op, children[1], span=_span(meta))
+
+    def field_access(self, meta: Meta, children: list[Any]) -> ast.FieldAccess:
+        return ast.FieldAccess(children[0], str(children[1]), span=_span(meta))
+
+    def method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
+        return ast.MethodCall(children[0], str(children[1]), children[2], span=_span(meta))
+
+    def generic_method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
+        return ast.MethodCall(
+            children[0], str(children[1]), children[3], children[2], span=_span(meta)
+        )
+
+    def propagate(self, meta: Meta, children: list[Any]) -> ast.Propagate:
+        return ast.Propagate(children[0], span=_span(meta))
+
+    def call_args(self, meta: Meta, children: list[Any]) -> tuple[ast.Expr, ...]:
+        return tuple(_present(children))
+
+    def number(self, meta: Meta, children: list[Token]) -> ast.NumberLit:
+        return ast.NumberLit(str(children[0]).replace("_", ""), span=_span(meta))
+
+    def raw_string(self, meta: Meta, children: list[Token]) -> ast.StringLit:
+        return ast.StringLit((str(children[0])[1:-1],), span=_span(meta))
+
+    def string(self, meta: Meta, children: list[Any]) -> ast.StringLit:
+        parts: list[str | ast.Expr] = []
+        for child in children[1:-1]:
+            if isinstance(child, Token):
+                text = self._unescape(child)
+                if parts and isinstance(parts[-1], str):
+                    parts[-1] += text
+                else:
+                    parts.append(text)
+            else:
+                parts.append(child)
+        return ast.StringLit(tuple(parts), span=_span(meta))
+
+    def _unescape(self, token: Token) -> str:
+        raw = str(token)
+        out: list[str] = []
+        index = 0
+        while index < len(raw):
+            char = raw[index]
+            if char == "\\":
+                escaped = raw[index + 1]
+                if escaped in ESCAPES:
+                    out.append(ESCAPES[escaped])
+                else:
+                    start = (token.start_pos or 0) + index
+                    self.diagnostics.append(
+                        Diagnostic.of(
+                            "invalid-escape",
+                            f"unknown escape `\\{escaped}` in a string",
+                            ast.Span(start, start + 2),
+                            hints=('the escapes are \\n \\t \\r \\" \\\\ \\{ \\}',),
+                        )
+                    )
+                index += 2
+            elif raw.startswith(("{{", "}}"), index):
+                out.append(char)
+                index += 2
+            else:
+                out.append(char)
+                index += 1
+        return "".join(out)
+
+    def true(self, meta: Meta, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(True, span=_span(meta))
+
+    def false(self, meta: Meta, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(False, span=_span(meta))
+
+    def none(self, meta: Meta, children: list[Any]) -> ast.NoneLit:
+        return ast.NoneLit(span=_span(meta))
+
+    def unit(self, meta: Meta, children: list[Any]) -> ast.UnitLit:
+        return ast.UnitLit(span=_span(meta))
+
+    def path(self, meta: Meta, children: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t) for t in children)
+
+    def name(self, meta: Meta, children: list[Any]) -> ast.Name:
+        return ast.Name(children[0], span=_span(meta))
+
+    def call(self, meta: Meta, children: list[Any]) -> ast.Call:
+        span = _span(meta)
+        callee = ast.Name(
+            children[0], span=ast.Span(span.start, span.start + len("::".join(children[0])))
+        )
+        return ast.Call(callee, children[1], span=span)
+
+    def ok(self, meta: Meta, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Ok", children[0] if children else None, span=_span(meta))
+
+    def err(self, meta: Meta, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Err", children[0], span=_span(meta))
+
+    def some(self, meta: Meta, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Some", children[0], span=_span(meta))
+
+    def list_literal(self, meta: Meta, children: list[Any]) -> ast.ListLit:
+        return ast.ListLit(children[0], span=_span(meta))
+
+    def record_literal(self, meta: Meta, children: list[Any]) -> ast.RecordLit:
+        fields = tuple(_present(children[1:]))
+        return ast.RecordLit(str(children[0]), fields, span=_span(meta))
+
+    def field_init(self, meta: Meta, children: list[Any]) -> ast.FieldInit:
+        name: Token = children[0]
+        value = children[1] if len(children) > 1 and children[1] is not None else None
+        if value is None:
+            value = ast.Name((str(name),), span=_token_span(name))
+        return ast.FieldInit(str(name), value, span=_span(meta))
+
+    def sql_block(self, meta: Meta, children: list[Any]) -> ast.SqlBlock:
+        opener: Token = children[0]
+        text_start = opener.end_pos or 0
+        span = _span(meta)
+        return ast.SqlBlock(self.text[text_start : span.end - 1], text_start, span=span)
+
+    def sql_piece(self, meta: Meta, children: list[Any]) -> None:
+        return None  # the raw text is sliced from the source by sql_block
+
+
+def _climb(operands: list[ast.Expr], operators: list[Token]) -> ast.Expr:
+    """Precedence climbing over a flat `a op b op c` chain (all operators left-associative)."""
+    if not operators:
+        return operands[0]
+    position = 0
+
+    def parse_level(min_precedence: int) -> ast.Expr:
+        nonlocal position
+        left = operands[position]
+        while position < len(operators):
+            op = str(operators[position])
+            precedence = ast.BINARY_PRECEDENCE[op]
+            if precedence < min_precedence:
+                break
+            position += 1
+            right = parse_level(precedence + 1)
+            left = ast.Binary(op, left, right, span=ast.Span(left.span.start, right.span.end))
+        return left
+
+    return parse_level(0)
