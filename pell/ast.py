@@ -161,6 +161,7 @@ class SqlBlock(Node):
 
     text: str
     text_start: int
+    first_column: int  # 0-based source column of the first SQL character, for re-indenting
 
 
 Expr = (

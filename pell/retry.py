@@ -201,7 +201,8 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
             return None
         return number
 
-    backoff = milliseconds("backoff") or 0
+    backoff_given = milliseconds("backoff")
+    backoff = backoff_given or 0
     cap = milliseconds("cap")
 
     jitter_ms = 0
@@ -234,7 +235,8 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
             )
         )
 
-    if backoff == 0:
+    # Only when backoff is validly absent or zero: a bad backoff has its own error already.
+    if backoff == 0 and ("backoff" not in values or backoff_given is not None):
         for name in ("exponential", "jitter", "cap"):
             if name in values:
                 diagnostics.append(

@@ -145,14 +145,25 @@ def select_list_end(sql: str, shape: SqlShape) -> int | None:
     return shape.select_items[-1][1]
 
 
-def reindent(sql: str, indent: str) -> str:
-    """The SQL text trimmed, its continuation lines re-indented under `indent` + two spaces."""
+def ends_in_line_comment(sql: str) -> bool:
+    """Does a `--` comment run to the end of this SQL? Then whatever follows needs a new line."""
+    tokens = tokenize(sql)
+    tail = sql[tokens[-1].end + 1 :] if tokens else sql
+    return "--" in tail
+
+
+def reindent(sql: str, indent: str, first_column: int) -> str:
+    """The SQL trimmed, each continuation line placed under `indent` as far right of it as it
+    stood right of the SQL's first character (`first_column`) in the source."""
     lines = sql.strip().splitlines()
     if not lines:
         return ""
-    rest = [line for line in lines[1:] if line.strip()]
-    margin = min((len(line) - len(line.lstrip()) for line in rest), default=0)
     out = [lines[0].strip()]
     for line in lines[1:]:
-        out.append(f"{indent}  {line[margin:].rstrip()}" if line.strip() else "")
+        stripped = line.strip()
+        if not stripped:
+            out.append("")
+            continue
+        offset = max(0, len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) - first_column)
+        out.append(f"{indent}{' ' * offset}{stripped}")
     return "\n".join(out)

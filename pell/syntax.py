@@ -80,36 +80,70 @@ def _describe_expected(expected: set[str], parser: Lark) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
+_UNCLOSED = {
+    "SQL_OPEN": "this `sql! {` block has no matching `}`",
+    "QUOTE": "this string has no closing quote",
+    "LBRACE": "this `{` has no matching `}`",
+    "LPAR": "this `(` has no matching `)`",
+    "LSQB": "this `[` has no matching `]`",
+}
+
+
+def _unclosed_opener(error: UnexpectedToken) -> Token | None:
+    """At the end of the file: the innermost construct still open, from the parser's stack."""
+    parser = getattr(error, "interactive_parser", None)
+    stack = getattr(getattr(parser, "parser_state", None), "value_stack", [])
+    closers = {"RBRACE": "LBRACE", "RPAR": "LPAR", "RSQB": "LSQB"}
+    pending: list[str] = []
+    for value in reversed(stack):
+        if not isinstance(value, Token):
+            continue
+        if value.type in closers:
+            pending.append(closers[value.type])
+        elif pending and value.type == pending[-1]:
+            pending.pop()
+        elif value.type in _UNCLOSED:
+            return value
+    return None
+
+
+def _shown(value: str) -> str:
+    """A token as the user wrote it: its first word, at most 20 characters."""
+    word = value.strip().split()[0] if value.strip() else value
+    if len(word) > 20:
+        word = word[:20] + "..."
+    return f"`{word}`" if word.isprintable() and "`" not in word else repr(word)
+
+
 def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
-    if (
-        (isinstance(error, UnexpectedToken)
-        and error.token.type == "$END")
-        or isinstance(error, UnexpectedEOF)
-    ):
+    at_end = isinstance(error, UnexpectedEOF) or (
+        isinstance(error, UnexpectedToken) and error.token.type == "$END"
+    )
+    if at_end:
+        opener = _unclosed_opener(error) if isinstance(error, UnexpectedToken) else None
+        if opener is not None:
+            return Diagnostic.of(
+                "syntax",
+                f"unexpected end of file: {_UNCLOSED[opener.type]}",
+                _token_span(opener),
+            )
         end = len(text)
-        return Diagnostic.of(
-            "syntax",
-            "unexpected end of file: a `}`, `;` or closing quote is missing",
-            ast.Span(end, end),
-        )
+        return Diagnostic.of("syntax", "unexpected end of file", ast.Span(end, end))
     if isinstance(error, UnexpectedToken):
         token = error.token
         start = token.start_pos if token.start_pos is not None else 0
-        end = token.end_pos if token.end_pos is not None else start + 1
-        found = _describe_terminal(token.type, parser)
-        if token.type == "NAME":
-            found = f"`{token.value}`"
+        found = _shown(str(token.value))
+        expected = _describe_expected(set(error.expected), parser)
         return Diagnostic.of(
             "syntax",
-            f"unexpected {found}; expected {_describe_expected(set(error.expected), parser)}",
-            ast.Span(start, end),
+            f"unexpected {found}; expected {expected}",
+            ast.Span(start, start + max(1, len(found) - 2)),
         )
     if isinstance(error, UnexpectedCharacters):
         position = error.pos_in_stream if error.pos_in_stream is not None else 0
         char = text[position] if position < len(text) else ""
-        shown = f"`{char}`" if char.isprintable() and char not in " `" else repr(char)
         return Diagnostic.of(
-            "syntax", f"unexpected character {shown}", ast.Span(position, position + 1)
+            "syntax", f"unexpected character {_shown(char)}", ast.Span(position, position + 1)
         )
     return Diagnostic.of("syntax", "the source could not be parsed", ast.Span(0, 0))
 
@@ -482,7 +516,10 @@ class AstBuilder(Transformer[Token, Any]):
         opener: Token = children[0]
         text_start = opener.end_pos or 0
         span = _span(meta)
-        return ast.SqlBlock(self.text[text_start : span.end - 1], text_start, span=span)
+        text = self.text[text_start : span.end - 1]
+        first = text_start + len(text) - len(text.lstrip())
+        first_column = first - (self.text.rfind("\n", 0, first) + 1)
+        return ast.SqlBlock(text, text_start, first_column, span=span)
 
     def sql_piece(self, meta: Meta, children: list[Any]) -> None:
         return None  # the raw text is sliced from the source by sql_block

@@ -279,6 +279,7 @@ class BodyChecker:
                     stmt.var, source_type.element, stmt.var_span, kind="loop"
                 )
                 self.analysis.locals.append(variable)
+                self.error("unsupported", "`for` over a list is not lowered yet", source.span)
             else:
                 if not isinstance(source_type, t.UnknownType):
                     self.error(
@@ -296,6 +297,9 @@ class BodyChecker:
             self.cursor_rows.pop()
         else:
             self.loop_body(stmt.body, variable)
+        if variable not in self.analysis.locals:
+            # A PL/SQL FOR variable exists only inside its loop: the name is free again after it.
+            self.taken.discard(variable.plsql)
 
     def stmt_break(self, stmt: ast.Break) -> None:
         if self.loop_depth == 0:
@@ -617,10 +621,8 @@ class BodyChecker:
                 )
             return t.BOOL
         if op == "+" and (t.is_text(left) or t.is_text(right)):
-            if (
-                (t.is_text(left)
-                and (t.is_text(right) or isinstance(right, t.SqlValue)))
-                or (isinstance(left, t.SqlValue) and t.is_text(right))
+            if (t.is_text(left) and (t.is_text(right) or isinstance(right, t.SqlValue))) or (
+                isinstance(left, t.SqlValue) and t.is_text(right)
             ):
                 return t.BIGTEXT if t.BIGTEXT in (left, right) else t.TEXT
             self.error(

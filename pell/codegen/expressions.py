@@ -169,7 +169,8 @@ class ExpressionLowerer:
     def unary_sql(self, expr: ast.Unary) -> Lowered:
         operand = self.lower_with_precedence(expr.operand)
         if expr.op == "!":
-            return f"NOT {wrap(operand, NOT)}", NOT
+            # NOT binds looser than `=` in PL/SQL; parenthesise a comparison for the reader.
+            return f"NOT {wrap(operand, COMPARISON + 1)}", NOT
         text = wrap(operand, UNARY)
         # `--` would start a comment
         return ("-" + (f"({text})" if text.startswith("-") else text)), UNARY

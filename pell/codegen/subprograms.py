@@ -306,7 +306,11 @@ class FnLowerer(ExpressionLowerer):
             edits.append((position, position, " INTO " + ", ".join(into)))
         for start, end, replacement in sorted(edits, reverse=True):
             text = text[:start] + replacement + text[end:]
-        return sqltext.reindent(text, INDENT * self.depth)
+        text = sqltext.reindent(text, INDENT * self.depth, block.first_column).rstrip(";").rstrip()
+        if sqltext.ends_in_line_comment(text):
+            # Whatever the lowering writes after the SQL must not land inside that comment.
+            text += "\n" + INDENT * self.depth
+        return text
 
     def sql_statement(self, block: ast.SqlBlock, into: list[str] | None) -> str:
         return self.sql_text(block, into) + ";"
