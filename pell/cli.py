@@ -86,11 +86,13 @@ def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        source = SourceFile(str(path), data.decode("utf-8", errors="replace"))
         from pell.ast import Span
 
+        # Offsets count characters: decode the valid prefix to find where the bad byte is.
+        prefix = data[: error.start].decode("utf-8")
+        source = SourceFile(str(path), data.decode("utf-8", errors="replace"))
         diagnostic = Diagnostic.of(
-            "encoding", "the file is not valid UTF-8", Span(error.start, error.start + 1)
+            "encoding", "the file is not valid UTF-8", Span(len(prefix), len(prefix) + 1)
         )
         sys.stderr.write(render_all([diagnostic], source, pretty))
         return None
@@ -110,12 +112,13 @@ class InternalError(Exception):
         self.error = error
 
     def describe(self) -> str:
+        package = Path(__file__).resolve().parent
         frames = traceback.extract_tb(self.error.__traceback__)
         where = next(
             (
-                f"{Path(f.filename).name}:{f.lineno}"
+                f"{Path(f.filename).resolve().relative_to(package.parent).as_posix()}:{f.lineno}"
                 for f in reversed(frames)
-                if "pell" in f.filename
+                if Path(f.filename).resolve().is_relative_to(package)
             ),
             "unknown",
         )

@@ -1,0 +1,110 @@
+"""RetryPolicy: argument reading, number formatting and the sleep expression (plain asserts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pell import ast, parse
+from pell.retry import RetryPolicy, format_seconds, policy_from_annotation, sleep_expression
+
+
+@pytest.mark.parametrize(
+    ("milliseconds", "seconds"),
+    [(100, "0.1"), (50, "0.05"), (2000, "2.0"), (1, "0.001"), (1500, "1.5"), (10000, "10.0"),
+     (20, "0.02"), (0, "0.0"), (123456, "123.456")],
+)  # fmt: skip
+def test_format_seconds(milliseconds: int, seconds: str) -> None:
+    assert format_seconds(milliseconds) == seconds
+
+
+def _policy(arguments: str) -> tuple[RetryPolicy, list[str]]:
+    module, diagnostics = parse(f"module m;\n@retry{arguments}\nfn f() {{ }}\n")
+    assert module is not None and not diagnostics
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    policy, found = policy_from_annotation(fn.annotations[0])
+    return policy, [d.code for d in found]
+
+
+# The tuning table: each row lowers to the sleep expression the rules of retry.md section 2 give.
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        ("(n=3, backoff=50, jitter=20)", "0.05 + DBMS_RANDOM.VALUE(0, 0.02)"),
+        (
+            "(n=5, backoff=200, jitter=100, exponential=true, cap=2000)",
+            "LEAST(0.2 * POWER(2, l_pell_attempt - 1) + DBMS_RANDOM.VALUE(0, 0.1), 2.0)",
+        ),
+        (
+            "(n=5, backoff=100, jitter=50, exponential=true)",
+            "0.1 * POWER(2, l_pell_attempt - 1) + DBMS_RANDOM.VALUE(0, 0.05)",
+        ),
+        ("(n=3, backoff=1000, jitter=500)", "1.0 + DBMS_RANDOM.VALUE(0, 0.5)"),
+    ],
+)
+def test_tuning_table_rows(arguments: str, expected: str) -> None:
+    policy, codes = _policy(arguments)
+    assert codes == []
+    assert sleep_expression(policy) == expected
+
+
+def test_defaults() -> None:
+    policy, codes = _policy("")
+    assert policy == RetryPolicy(attempts=3)
+    assert codes == []
+    assert sleep_expression(policy) is None
+
+
+def test_backoff_alone_and_with_cap() -> None:
+    assert sleep_expression(RetryPolicy(backoff_ms=250)) == "0.25"
+    assert sleep_expression(RetryPolicy(backoff_ms=250, cap_ms=250)) == "LEAST(0.25, 0.25)"
+
+
+def test_public_pell_forms() -> None:
+    policy, codes = _policy("(5, backoff_ms=100, cap_ms=2000, jitter=true)")
+    assert codes == []
+    assert policy == RetryPolicy(attempts=5, backoff_ms=100, cap_ms=2000, jitter_factor=True)
+    assert sleep_expression(policy) == "LEAST(0.1 * (0.75 + DBMS_RANDOM.VALUE * 0.5), 2.0)"
+    policy, _ = _policy("(2, backoff_ms=100, exponential=true, jitter=true)")
+    assert (
+        sleep_expression(policy)
+        == "0.1 * POWER(2, l_pell_attempt - 1) * (0.75 + DBMS_RANDOM.VALUE * 0.5)"
+    )
+
+
+def test_custom_attempt_variable() -> None:
+    assert sleep_expression(RetryPolicy(backoff_ms=10, exponential=True), "k") == (
+        "0.01 * POWER(2, k - 1)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "codes"),
+    [
+        ("(n=0)", ["retry-argument"]),
+        ("(n=-2)", ["retry-argument"]),
+        ("(n=1.5)", ["retry-argument"]),
+        ("(n=true)", ["retry-argument"]),
+        ("(backof=100)", ["retry-argument"]),
+        ("(n=3, n=4)", ["retry-argument"]),
+        ("(3, n=4)", ["retry-argument"]),
+        ("(backoff=100, backoff_ms=100)", ["retry-argument"]),
+        ("(backoff=-1)", ["retry-argument"]),
+        ("(backoff=1.5)", ["retry-argument"]),
+        ('(backoff="100")', ["retry-argument"]),
+        ("(backoff=500, cap=100)", ["retry-argument"]),
+        ("(exponential=1, backoff=10)", ["retry-argument"]),
+        ("(n=2, 3)", ["retry-argument"]),
+        ("(jitter=10)", ["retry-no-effect"]),
+        ("(cap=10)", ["retry-no-effect"]),
+        ("(exponential=true)", ["retry-no-effect"]),
+        ("(backoff=0, jitter=10)", ["retry-no-effect"]),
+        ("(within=100)", ["unsupported"]),
+    ],
+)
+def test_bad_arguments_are_reported(arguments: str, codes: list[str]) -> None:
+    assert _policy(arguments)[1] == codes
+
+
+def test_cap_equal_to_backoff_is_fine() -> None:
+    assert _policy("(backoff=100, cap=100)")[1] == []
