@@ -273,8 +273,15 @@ class FnLowerer(ExpressionLowerer):
         else:
             chain = sql_chain(source)
             assert chain is not None, "list loops are rejected by the checker"
-            query = self.sql_text(chain[0], None)
-            self.emit(f"FOR {variable} IN ({query}) LOOP")
+            if "\n" in chain[0].text.strip():
+                # A query of several lines gets lines of its own inside the parentheses.
+                self.emit(f"FOR {variable} IN (")
+                self.depth += 1
+                self.emit(self.sql_text(chain[0], None))
+                self.depth -= 1
+                self.emit(") LOOP")
+            else:
+                self.emit(f"FOR {variable} IN ({self.sql_text(chain[0], None)}) LOOP")
         self.nested(stmt.body)
         self.emit("END LOOP;")
 
