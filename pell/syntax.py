@@ -56,6 +56,7 @@ _TOKEN_WORDS = {
     "SQL_OPEN": "`sql! {`",
     "$END": "the end of the file",
     "RANGE": "`..`",
+    "STRING_TEXT": "string text",
 }
 
 
@@ -134,10 +135,14 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagn
         start = token.start_pos if token.start_pos is not None else 0
         found = _shown(str(token.value))
         expected = _describe_expected(set(error.expected), parser)
+        hints: tuple[str, ...] = ()
+        if "STRING_TEXT" in error.expected and str(token.value).startswith(("{", "}")):
+            hints = ("a literal brace in a string is written `{{` or `}}`",)
         return Diagnostic.of(
             "syntax",
             f"unexpected {found}; expected {expected}",
             ast.Span(start, start + max(1, len(found) - 2)),
+            hints=hints,
         )
     if isinstance(error, UnexpectedCharacters):
         position = error.pos_in_stream if error.pos_in_stream is not None else 0

@@ -48,6 +48,13 @@ def check_fn_annotations(
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":
             _no_arguments(annotation, diagnostics)
+            # Beside @retry, a conflicting annotation gets the (more useful) combination error.
+            if not (retries and annotation.name in _RETRY_CONFLICTS):
+                diagnostics.append(
+                    Diagnostic.of(
+                        "unsupported", f"@{annotation.name} is not lowered yet", annotation.span
+                    )
+                )
     if not retries:
         return None, None
 

@@ -135,6 +135,10 @@ class BodyChecker:
             )
         if self.fn.decl.finally_body is not None:
             self.block(self.fn.decl.finally_body)
+            if self.fn.retry_annotation is None:  # with @retry, the combination error says it
+                self.error(
+                    "unsupported", "`finally` is not lowered yet", self.fn.decl.finally_body.span
+                )
         return self.analysis
 
     # -- statements
@@ -341,6 +345,7 @@ class BodyChecker:
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         self.block(stmt.body)
+        self.error("unsupported", "`transaction { }` is not lowered yet", stmt.span)
 
     def stmt_yield(self, stmt: ast.Yield) -> None:
         self.expr(stmt.value, None)
@@ -644,6 +649,9 @@ class BodyChecker:
     def expr_wrap(self, expr: ast.Wrap, expected: t.Type | None) -> t.Type:
         if expr.kind == "Err":
             self.raised_error(expr)
+            self.error(
+                "unsupported", "raising an error with `Err(...)` is not lowered yet", expr.span
+            )
             return t.NeverType()
         if expr.value is None:
             return t.UNIT

@@ -1,0 +1,208 @@
+"""The grammar: raw SQL capture, strings and interpolation, precedence, spans, every construct."""
+
+from __future__ import annotations
+
+import pytest
+
+from pell import ast, compile_source, parse
+
+
+def _module(body: str) -> ast.Module:
+    module, diagnostics = parse(f"module m;\nfn f() {{\n{body}\n}}\n")
+    assert not diagnostics, diagnostics
+    assert module is not None
+    return module
+
+
+def _first_stmt(body: str) -> ast.Stmt:
+    fn = _module(body).items[0]
+    assert isinstance(fn, ast.Fn)
+    return fn.body.stmts[0]
+
+
+def _sql(body: str) -> str:
+    stmt = _first_stmt(body)
+    assert isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.SqlBlock)
+    return stmt.expr.text
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        " select 1 from dual ",
+        " select '}' from dual ",
+        " select '{' || '''}''' from dual ",
+        " select q'[ } ]', q'{ {} }', q'( } )', q'< } >', q'! } !' from dual ",
+        " select 1 -- } not the end\n from dual ",
+        " select /* } */ 1 from dual ",
+        ' select "Odd}Name" from dual ',
+        " select json_object('a' value 1) from t match_recognize (pattern (a{2}) define a as 1=1) ",
+        " select 10 - 2 / 1 from dual ",
+        " select x, nq'[ü}]' from dual ",
+    ],
+)
+def test_sql_block_ends_at_the_matching_brace(sql: str) -> None:
+    assert _sql(f"sql! {{{sql}}};") == sql
+
+
+def test_sql_block_keeps_its_text_and_position() -> None:
+    module, _ = parse("module m;\nfn f() { sql!{ select :x from t } ; }\n")
+    assert module is not None
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    stmt = fn.body.stmts[0]
+    assert isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.SqlBlock)
+    block = stmt.expr
+    source = "module m;\nfn f() { sql!{ select :x from t } ; }\n"
+    assert source[block.text_start : block.text_start + len(block.text)] == block.text
+    assert source[block.span.start : block.span.end] == "sql!{ select :x from t }"
+
+
+def test_interpolation_nests_strings_and_unescapes() -> None:
+    stmt = _first_stmt('let s = "a {g("x}}")} \\n {{b}} \\{c\\}";')
+    assert isinstance(stmt, ast.Let) and isinstance(stmt.value, ast.StringLit)
+    parts = stmt.value.parts
+    assert parts[0] == "a "
+    call = parts[1]
+    assert isinstance(call, ast.Call)
+    assert call.args == (ast.StringLit(("x}",), span=ast.NO_SPAN),)
+    assert parts[2] == " \n {b} {c}"
+
+
+def test_a_string_may_span_lines_and_keeps_its_newlines() -> None:
+    stmt = _first_stmt('let s = "a\n  b";')
+    assert isinstance(stmt, ast.Let)
+    assert stmt.value == ast.StringLit(("a\n  b",), span=ast.NO_SPAN)
+
+
+def test_a_lone_close_brace_in_a_string_is_an_error_with_a_hint() -> None:
+    _, diagnostics = parse('module m;\nfn f() { let s = "a } b"; }\n')
+    assert [(d.code, d.message, d.hints) for d in diagnostics] == [
+        ("syntax", "unexpected `}`; expected `{`, a string or string text",
+         ("a literal brace in a string is written `{{` or `}}`",)),
+    ]  # fmt: skip
+
+
+def test_raw_strings_have_no_escapes_or_interpolation() -> None:
+    stmt = _first_stmt("let s = `a\\n{b}`;")
+    assert isinstance(stmt, ast.Let)
+    assert stmt.value == ast.StringLit(("a\\n{b}",), span=ast.NO_SPAN)
+
+
+def _expr(text: str) -> ast.Expr:
+    stmt = _first_stmt(f"let v = {text};")
+    assert isinstance(stmt, ast.Let) and stmt.value is not None
+    return stmt.value
+
+
+def _shape(expr: ast.Expr) -> str:
+    if isinstance(expr, ast.Binary):
+        return f"({_shape(expr.left)} {expr.op} {_shape(expr.right)})"
+    if isinstance(expr, ast.Unary):
+        return f"({expr.op}{_shape(expr.operand)})"
+    if isinstance(expr, ast.Name):
+        return expr.text
+    if isinstance(expr, ast.NumberLit):
+        return expr.text
+    return type(expr).__name__
+
+
+@pytest.mark.parametrize(
+    ("text", "shape"),
+    [
+        ("a || b && c", "(a || (b && c))"),
+        ("a == b && c != d", "((a == b) && (c != d))"),
+        ("a < b == c", "((a < b) == c)"),
+        ("a + b * c - d", "((a + (b * c)) - d)"),
+        ("a - b - c", "((a - b) - c)"),
+        ("a / b % c", "((a / b) % c)"),
+        ("-a * b", "((-a) * b)"),
+        ("!a && b", "((!a) && b)"),
+        ("(a + b) * c", "((a + b) * c)"),
+        ("1_000 + 2", "(1000 + 2)"),
+    ],
+)
+def test_operator_precedence(text: str, shape: str) -> None:
+    assert _shape(_expr(text)) == shape
+
+
+def test_record_literal_is_not_taken_for_an_if_block() -> None:
+    stmt = _first_stmt("if done { x = 1; }")
+    assert isinstance(stmt, ast.If)
+    assert stmt.condition == ast.Name(("done",), span=ast.NO_SPAN)
+
+
+def test_spans_point_at_the_source() -> None:
+    source = "module m;\nfn f() {\n  let total = price * 2;\n}\n"
+    module, _ = parse(source)
+    assert module is not None
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    let = fn.body.stmts[0]
+    assert isinstance(let, ast.Let) and let.value is not None
+    assert source[let.span.start : let.span.end] == "let total = price * 2;"
+    assert source[let.value.span.start : let.value.span.end] == "price * 2"
+    assert source[let.name_span.start : let.name_span.end] == "total"
+
+
+EVERY_CONSTRUCT = """
+module billing::charges;
+import dbms_output;
+import app::audit_pkg;
+
+pub record Charge { id: number, amount: number, note: text?, tags: list<text>, when: date }
+error NotFound { id: number }
+@panic error Broken;
+@skip
+pub error Ignored;
+enum Color { Red, Green = "g" }
+
+@retry(n=3, backoff=10)
+@deterministic
+pub fn f(a: number, out b: text, inout c: int) -> Result<Charge, NotFound | Broken> {
+    let x: Option<number> = None;
+    var y: int;
+    let z = Some(1);
+    y = 2;
+    if a > 1 { return Err(NotFound { id: a }); } else if a < 0 { return Err(Broken); } else { }
+    while y < 10 { y = y + 1; if y == 5 { break; } continue; }
+    for i in 0..10 { }
+    for i in 0..=10 { }
+    for r in sql! { select id from charges } { dbms_output::put_line("{r.id}"); }
+    for t in ["a", "b"] { }
+    transaction { sql! { update charges set amount = 0 }; }
+    let one: Charge = sql! { select * from charges where id = :a }.one()?;
+    let first = sql! { select id from charges }.first();
+    let all: list<Charge> = sql! { select * from charges }.collect();
+    let n = sql! { delete from charges }.rowcount();
+    let id = sql! { insert into charges (id) values (1) returning id }.returning::<number>().one();
+    let locked = sql! { select id from charges }.for_update().one();
+    let u = ();
+    app::audit_pkg::log(b.upper());
+    return Ok(Charge { id: 1, amount: 2, note: None, tags: [], when: x });
+} finally {
+    dbms_output::put_line(`done`);
+}
+
+@pipelined
+fn rows() -> number { yield 1; return 0; }
+
+@autonomous @udf @result_cache
+fn unit() -> () { return Ok(()); }
+"""
+
+
+def test_every_construct_parses() -> None:
+    module, diagnostics = parse(EVERY_CONSTRUCT)
+    assert diagnostics == []
+    assert module is not None
+    assert [type(item).__name__ for item in module.items] == [
+        "Record", "ErrorDecl", "ErrorDecl", "ErrorDecl", "Enum", "Fn", "Fn", "Fn",
+    ]  # fmt: skip
+
+
+def test_constructs_not_lowered_yet_are_errors_never_crashes() -> None:
+    result = compile_source(EVERY_CONSTRUCT, "every.pell")
+    assert result.sql is None
+    codes = {d.code for d in result.diagnostics}
+    assert "unsupported" in codes
