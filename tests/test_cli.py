@@ -182,3 +182,28 @@ def test_python_dash_m_and_console_script(tmp_path: Path) -> None:
         )
         assert done.returncode == 0, done.stderr
         assert "CREATE OR REPLACE PACKAGE orders AS" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("retry_with_finally", "which has a `finally` block"),
+        ("retry_with_autonomous", "@retry cannot be used with @autonomous"),
+        ("retry_with_pipelined", "@retry cannot be used with @pipelined"),
+        ("retry_n_zero", "@retry `n` must be at least 1, not 0"),
+        ("retry_unknown_argument", "unknown @retry argument `backof`"),
+    ],
+)
+def test_rejected_retry_exits_1_located_and_writes_nothing(
+    case: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = CASES / "errors" / f"{case}.pell"
+    output = tmp_path / "out.sql"
+    assert main(["build", str(source), "-o", str(output)]) == 1
+    assert not output.exists()
+    first = capsys.readouterr().err.splitlines()[0]
+    # located at the @retry annotation (or its argument), naming the problem
+    assert first.startswith(f"{source}:"), first
+    line = int(first.split(":")[1])
+    assert "@retry" in source.read_text(encoding="utf-8").splitlines()[line - 1]
+    assert ": error: " in first and message in first
