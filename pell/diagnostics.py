@@ -40,6 +40,11 @@ CODES: dict[str, tuple[Severity, str]] = {
         "@retry with an annotation or block it cannot be made safe with",
     ),
     "annotation-argument": (Severity.ERROR, "a bad annotation argument"),
+    "annotation-misuse": (Severity.ERROR, "an annotation on an item it does not apply to"),
+    "return-in-finally": (
+        Severity.ERROR,
+        "`return`, `break` or `continue` leaving a `finally` block",
+    ),
     "unknown-annotation": (Severity.WARNING, "an annotation pellc does not know"),
     "not-assignable": (Severity.ERROR, "an assignment to something that cannot be assigned"),
     "not-a-statement": (Severity.ERROR, "an expression used as a statement that does nothing"),

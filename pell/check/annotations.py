@@ -17,6 +17,10 @@ _RETRY_CONFLICTS = {
 }
 
 
+# Clauses Oracle allows on functions only.
+_FUNCTION_ONLY = ("deterministic", "result_cache", "udf")
+
+
 def _no_arguments(annotation: ast.Annotation, diagnostics: list[Diagnostic]) -> None:
     if annotation.args:
         diagnostics.append(
@@ -48,11 +52,17 @@ def check_fn_annotations(
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":
             _no_arguments(annotation, diagnostics)
-            # Beside @retry, a conflicting annotation gets the (more useful) combination error.
-            if not (retries and annotation.name in _RETRY_CONFLICTS):
+            if annotation.name == "pipelined" and not retries:
+                diagnostics.append(
+                    Diagnostic.of("unsupported", "@pipelined is not lowered yet", annotation.span)
+                )
+            if annotation.name in _FUNCTION_ONLY and fn.return_type is None:
                 diagnostics.append(
                     Diagnostic.of(
-                        "unsupported", f"@{annotation.name} is not lowered yet", annotation.span
+                        "annotation-misuse",
+                        f"@{annotation.name} applies to a fn that returns a value; "
+                        f"`{fn.name}` returns nothing",
+                        annotation.span,
                     )
                 )
     if not retries:

@@ -84,6 +84,7 @@ class BodyChecker:
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.cursor_rows: list[Symbol] = []
         self.loop_depth = 0
+        self.in_finally = False
         self.taken = set(naming.RESERVED_LOCALS)
 
     # -- helpers
@@ -134,11 +135,9 @@ class BodyChecker:
                 "add a `return` on every path",
             )
         if self.fn.decl.finally_body is not None:
+            self.in_finally = True
             self.block(self.fn.decl.finally_body)
-            if self.fn.retry_annotation is None:  # with @retry, the combination error says it
-                self.error(
-                    "unsupported", "`finally` is not lowered yet", self.fn.decl.finally_body.span
-                )
+            self.in_finally = False
         return self.analysis
 
     # -- statements
@@ -314,6 +313,12 @@ class BodyChecker:
             self.error("not-in-loop", "`continue` outside a loop", stmt.span)
 
     def stmt_return(self, stmt: ast.Return) -> None:
+        if self.in_finally:
+            self.error(
+                "return-in-finally",
+                "`return` inside a `finally` block: the cleanup cannot replace the fn's result",
+                stmt.span,
+            )
         expected = self.fn.returns
         if stmt.value is None:
             if self.fn.is_function:
@@ -345,7 +350,6 @@ class BodyChecker:
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         self.block(stmt.body)
-        self.error("unsupported", "`transaction { }` is not lowered yet", stmt.span)
 
     def stmt_yield(self, stmt: ast.Yield) -> None:
         self.expr(stmt.value, None)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pell import ast, naming, sqltext
 from pell.check import types as t
-from pell.check.bodies import sql_chain, strip_propagate
+from pell.check.bodies import falls_through, sql_chain, strip_propagate
 from pell.check.model import CheckedModule, FnAnalysis, FnInfo
 from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, wrap
 from pell.codegen.types import plsql_type
@@ -31,6 +31,13 @@ class SubprogramView:
     body: tuple[str, ...]  # lines, already indented under BEGIN
 
 
+# Annotations that become clauses after the RETURN type, in the order Oracle documents them.
+_FUNCTION_CLAUSES = (("deterministic", "DETERMINISTIC"), ("result_cache", "RESULT_CACHE"))
+FINALLY_PROCEDURE = "pell_finally"
+FINALLY_DONE = "l_pell_finally_done"
+RESULT_VARIABLE = "l_pell_result"
+
+
 def signature(fn: FnInfo) -> str:
     params = ", ".join(
         f"{naming.param_name(p.decl.name)} {_MODES[p.decl.mode]} {plsql_type(p.type, 'param')}"
@@ -41,6 +48,8 @@ def signature(fn: FnInfo) -> str:
         head += f"({params})"
     if fn.is_function:
         head += f" RETURN {plsql_type(fn.returns, 'param')}"
+        names = {a.name for a in fn.decl.annotations}
+        head += "".join(f" {clause}" for name, clause in _FUNCTION_CLAUSES if name in names)
     return head
 
 
@@ -78,6 +87,12 @@ class FnLowerer(ExpressionLowerer):
         self.temp_declarations: list[str] = []
         self.temps: dict[str, list[str]] = {}
         self.temps_in_use: dict[str, int] = {}
+        # Statements to run before leaving a construct early (COMMIT of a transaction block,
+        # the finally procedure), each with the loop depth it was entered at, outermost first.
+        self.exit_hooks: list[tuple[tuple[str, ...], int]] = []
+        self.loop_depth = 0
+        self.needs_result = False
+        self.savepoints = 0
 
     # -- output helpers
 
@@ -99,21 +114,73 @@ class FnLowerer(ExpressionLowerer):
     # -- the whole subprogram
 
     def lower_fn(self) -> SubprogramView:
-        declarations = [f"{s.plsql} {plsql_type(s.type, 'local')};" for s in self.analysis.locals]
-        policy = self.fn.retry
-        if policy is None:
-            self.depth = 1
-            self.block(self.fn.decl.body)
+        decl = self.fn.decl
+        annotations = {a.name for a in decl.annotations}
+        declarations: list[str] = []
+        if "autonomous" in annotations:
+            declarations.append("PRAGMA AUTONOMOUS_TRANSACTION;")
+        if "udf" in annotations:
+            declarations.append("PRAGMA UDF;")
+        declarations += [f"{s.plsql} {plsql_type(s.type, 'local')};" for s in self.analysis.locals]
+
+        # On the error path: cleanup first, then the autonomous ROLLBACK, then re-raise.
+        handler: list[str] = []
+        finally_lines: list[str] = []
+        if "autonomous" in annotations:
+            self.exit_hooks.append((("COMMIT;",), 0))
+            handler.insert(0, "ROLLBACK;")
+        if decl.finally_body is not None:
+            finally_lines = self.finally_procedure(decl.finally_body)
+            self.exit_hooks.append(((f"{FINALLY_PROCEDURE};",), 0))
+            handler.insert(0, f"{FINALLY_PROCEDURE};")
+
+        self.depth = 1
+        if self.fn.retry is None:
+            self.block(decl.body)
         else:
             self.retry_loop()
+        if self.analysis.falls_through:
+            self.run_exit_hooks(self.exit_hooks)
+        if handler:
+            self.depth = 0
+            self.emit("EXCEPTION")
+            self.depth = 1
+            self.emit("WHEN OTHERS THEN")
+            self.depth = 2
+            for line in handler:
+                self.emit(line)
+            self.emit("RAISE;")
+
         declarations += self.temp_declarations
-        if policy is not None:
+        if self.needs_result:
+            declarations.append(f"{RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
+        if self.fn.retry is not None:
             declarations.append(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;")
+        declarations += finally_lines
         if not self.lines:
             self.lines.append(INDENT + "NULL;")
-        return SubprogramView(
-            signature(self.fn), self.fn.decl.name, tuple(declarations), tuple(self.lines)
-        )
+        return SubprogramView(signature(self.fn), decl.name, tuple(declarations), tuple(self.lines))
+
+    def finally_procedure(self, body: ast.Block) -> list[str]:
+        """The cleanup as a local procedure that runs once, however often it is called."""
+        saved, self.lines = self.lines, []
+        self.depth = 1
+        self.emit(f"IF {FINALLY_DONE} THEN RETURN; END IF;")
+        self.emit(f"{FINALLY_DONE} := TRUE;")
+        self.block(body)
+        cleanup, self.lines = self.lines, saved
+        return [
+            f"{FINALLY_DONE} BOOLEAN := FALSE;",
+            f"PROCEDURE {FINALLY_PROCEDURE} IS",
+            "BEGIN",
+            *cleanup,
+            f"END {FINALLY_PROCEDURE};",
+        ]
+
+    def run_exit_hooks(self, hooks: list[tuple[tuple[str, ...], int]]) -> None:
+        for lines, _ in reversed(hooks):
+            for line in lines:
+                self.emit(line)
 
     def retry_loop(self) -> None:
         """The body as the retry unit: a savepoint per attempt, panics bypassed, capped backoff."""
@@ -156,6 +223,11 @@ class FnLowerer(ExpressionLowerer):
         for stmt in block.stmts:
             self.temps_in_use.clear()
             getattr(self, "stmt_" + type(stmt).__name__.lower())(stmt)
+
+    def loop_body(self, block: ast.Block) -> None:
+        self.loop_depth += 1
+        self.nested(block)
+        self.loop_depth -= 1
 
     def nested(self, block: ast.Block) -> None:
         self.depth += 1
@@ -244,7 +316,7 @@ class FnLowerer(ExpressionLowerer):
         condition = self.lower(stmt.condition)
         if len(self.lines) == mark:
             self.emit(f"WHILE {condition} LOOP")
-            self.nested(stmt.body)
+            self.loop_body(stmt.body)
             self.emit("END LOOP;")
             return
         # The condition needs statements of its own: evaluate it at the top of each pass.
@@ -254,7 +326,7 @@ class FnLowerer(ExpressionLowerer):
         condition = self.lower(stmt.condition)
         self.emit(f"EXIT WHEN NOT ({condition});")
         self.depth -= 1
-        self.nested(stmt.body)
+        self.loop_body(stmt.body)
         self.emit("END LOOP;")
 
     def stmt_for(self, stmt: ast.For) -> None:
@@ -282,21 +354,57 @@ class FnLowerer(ExpressionLowerer):
                 self.emit(") LOOP")
             else:
                 self.emit(f"FOR {variable} IN ({self.sql_text(chain[0], None)}) LOOP")
-        self.nested(stmt.body)
+        self.loop_body(stmt.body)
         self.emit("END LOOP;")
 
+    def loop_exit_hooks(self) -> list[tuple[tuple[str, ...], int]]:
+        """Hooks of constructs inside the innermost loop: a break or continue leaves them."""
+        return [hook for hook in self.exit_hooks if hook[1] >= self.loop_depth]
+
     def stmt_break(self, stmt: ast.Break) -> None:
+        self.run_exit_hooks(self.loop_exit_hooks())
         self.emit("EXIT;")
 
     def stmt_continue(self, stmt: ast.Continue) -> None:
+        self.run_exit_hooks(self.loop_exit_hooks())
         self.emit("CONTINUE;")
 
     def stmt_return(self, stmt: ast.Return) -> None:
         value = _unwrap_value(stmt.value) if stmt.value is not None else None
-        if value is None or not self.fn.is_function:
+        if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
+            self.run_exit_hooks(self.exit_hooks)
             self.emit("RETURN;")
             return
-        self.emit(f"RETURN {self.lower(value)};")
+        if not self.exit_hooks:
+            self.emit(f"RETURN {self.lower(value)};")
+            return
+        # The value is computed before the COMMIT or cleanup that must precede RETURN.
+        self.needs_result = True
+        self.store(RESULT_VARIABLE, value, self.fn.returns)
+        self.run_exit_hooks(self.exit_hooks)
+        self.emit(f"RETURN {RESULT_VARIABLE};")
+
+    def stmt_transaction(self, stmt: ast.Transaction) -> None:
+        """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
+        self.savepoints += 1
+        savepoint = "pell_transaction" + (f"_{self.savepoints}" if self.savepoints > 1 else "")
+        self.emit(f"SAVEPOINT {savepoint};")
+        self.emit("BEGIN")
+        self.exit_hooks.append((("COMMIT;",), self.loop_depth))
+        self.nested(stmt.body)
+        self.exit_hooks.pop()
+        if falls_through(stmt.body.stmts):
+            self.depth += 1
+            self.emit("COMMIT;")
+            self.depth -= 1
+        self.emit("EXCEPTION")
+        self.depth += 1
+        self.emit("WHEN OTHERS THEN")
+        self.depth += 1
+        self.emit(f"ROLLBACK TO {savepoint};")
+        self.emit("RAISE;")
+        self.depth -= 2
+        self.emit("END;")
 
     # -- embedded SQL
 
