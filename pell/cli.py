@@ -51,6 +51,18 @@ def _parser() -> argparse.ArgumentParser:
     output.add_argument(
         "-d", "--out-dir", type=Path, metavar="OUTDIR", help="write NAME.sql for each FILE here"
     )
+    runtime = commands.add_parser(
+        "runtime",
+        help="write the pell_runtime package for every error of a project",
+        description="Write the pell_runtime package: one exception and code per Pell error "
+        "found in the .pell files under each DIR (codes numbered by module name, then "
+        "declaration order).",
+    )
+    runtime.add_argument("dirs", nargs="+", metavar="DIR", type=Path)
+    runtime.add_argument("-o", "--output", type=Path, metavar="FILE.sql", help="write it here")
+    runtime.add_argument(
+        "--pretty", action="store_true", help="show source lines under diagnostics"
+    )
     check = commands.add_parser(
         "check",
         parents=[common],
@@ -155,6 +167,66 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_ERRORS if failed else EXIT_OK
 
 
+def _runtime(args: argparse.Namespace) -> int:
+    from pell import __version__, parse
+    from pell.ast import Module
+    from pell.diagnostics import Diagnostic, SourceFile, has_errors, render_all
+    from pell.runtime import number_errors, runtime_sql
+
+    files: list[Path] = []
+    for directory in args.dirs:
+        if not directory.is_dir():
+            raise UsageError(f"{directory} is not a directory")
+        files += sorted(directory.rglob("*.pell"))
+    modules: list[Module] = []
+    sources: dict[str, tuple[SourceFile, Module]] = {}
+    failed = False
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as error:
+            raise UsageError(f"cannot read {path}: {error}") from error
+        source = SourceFile(str(path), text)
+        module, diagnostics = parse(text)
+        if module is not None and module.dotted_name in sources:
+            first_source, first = sources[module.dotted_name]
+            line, col = first_source.line_col(first.span.start)
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"module `{module.dotted_name}` is also declared at "
+                    f"{first_source.name}:{line}:{col}; error codes would clash",
+                    module.span,
+                )
+            )
+        sys.stderr.write(render_all(diagnostics, source, args.pretty))
+        if module is None or has_errors(diagnostics):
+            failed = True
+            continue
+        modules.append(module)
+        sources[module.dotted_name] = (source, module)
+    numbered, overflows = number_errors(modules)
+    for overflow in overflows:
+        module_name, decl = overflow.first_extra
+        source = sources[module_name][0]
+        diagnostic = Diagnostic.of(
+            "too-many-errors",
+            f"the project declares {overflow.count} {overflow.category} errors; their code "
+            f"range holds 100",
+            decl.span,
+        )
+        sys.stderr.write(render_all([diagnostic], source, args.pretty))
+        failed = True
+    if failed:
+        return EXIT_ERRORS
+    sql = runtime_sql(numbered, __version__)
+    if args.output is not None:
+        write_atomically(args.output, sql)
+    else:
+        sys.stdout.write(sql)
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run pellc; returns the exit code (0 ok, 1 compile errors, 2 usage, 3 internal error)."""
     parser = _parser()
@@ -165,6 +237,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "build":
             return _build(args)
+        if args.command == "runtime":
+            return _runtime(args)
         return _check(args)
     except UsageError as error:
         sys.stderr.write(f"pellc: error: {error}\n")

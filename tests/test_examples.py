@@ -27,3 +27,25 @@ def test_every_example_is_described_in_the_readme() -> None:
     readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
     for example in FILES:
         assert f"`{example.name}`" in readme
+
+
+def test_runtime_over_the_examples_declares_what_they_raise(
+    tmp_path: Path, snapshot_sql: SnapshotAssertion
+) -> None:
+    import re
+
+    from pell.cli import main
+
+    output = tmp_path / "pell_runtime.sql"
+    assert main(["runtime", str(EXAMPLES), "-o", str(output)]) == 0
+    runtime = output.read_text(encoding="utf-8")
+    assert_oracle_accepts(runtime)
+    declared = set(re.findall(r"^  (c_\w+) CONSTANT PLS_INTEGER := -20\d\d\d;$", runtime, re.M))
+    raised: set[str] = set()
+    for example in FILES:
+        sql = compile_path(example).sql
+        assert sql is not None
+        raised |= set(re.findall(r"pell_runtime\.(c_\w+)", sql))
+    assert raised, "the examples raise no error"
+    assert raised <= declared
+    assert runtime == snapshot_sql

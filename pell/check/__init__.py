@@ -154,10 +154,22 @@ def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
             fields[field.name] = resolver.resolve(field.type)
         records[record.name] = RecordInfo(record, fields)
 
+    error_fields: dict[str, dict[str, t.Type]] = {}
     for error in error_decls.values():
         check_error_annotations(error, diagnostics)
+        error_fields[error.name] = {}
         for field in error.fields:
-            resolver.resolve(field.type)
+            field_type = resolver.resolve(field.type)
+            error_fields[error.name][field.name] = field_type
+            if not isinstance(field_type, t.Scalar | t.UnknownType):
+                diagnostics.append(
+                    Diagnostic.of(
+                        "unsupported",
+                        f"error fields are scalars (they go into the error's JSON message); "
+                        f"`{field.name}` is a `{field_type}`",
+                        field.span,
+                    )
+                )
 
     for item in module.items:
         if isinstance(item, ast.Enum):
@@ -178,7 +190,7 @@ def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
         fns[item.name] = FnInfo(item, params, returns, errors, policy, retry_annotation)
 
     imports = frozenset(imp.path[-1] for imp in module.imports)
-    checked = CheckedModule(module, records, error_decls, fns, {}, imports)
+    checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports)
     for name, info in fns.items():
         checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
     return checked, diagnostics

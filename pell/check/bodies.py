@@ -85,6 +85,7 @@ class BodyChecker:
         self.cursor_rows: list[Symbol] = []
         self.loop_depth = 0
         self.in_finally = False
+        self.returned_errors: set[int] = set()
         self.taken = set(naming.RESERVED_LOCALS)
 
     # -- helpers
@@ -329,6 +330,8 @@ class BodyChecker:
                     stmt.span,
                 )
             return
+        if isinstance(stmt.value, ast.Wrap) and stmt.value.kind == "Err":
+            self.returned_errors.add(id(stmt.value))
         value_type = self.expr(stmt.value, expected)
         if isinstance(value_type, t.NeverType):
             return
@@ -360,6 +363,7 @@ class BodyChecker:
     def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
         if isinstance(expr, ast.Propagate):
             type_ = self.expr(expr.operand, expected, as_statement)
+            self.map_not_found(expr)
         elif (chain := sql_chain(expr)) is not None:
             type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
         else:
@@ -367,6 +371,20 @@ class BodyChecker:
             type_ = method(expr, expected)
         self.analysis.types[id(expr)] = type_
         return type_
+
+    def map_not_found(self, expr: ast.Propagate) -> None:
+        """`.one()?` in a fn that can raise a `*NotFound` error: NO_DATA_FOUND becomes it."""
+        chain = sql_chain(expr.operand)
+        if chain is None or not chain[1] or chain[1][-1].name != "one":
+            return
+        error = next((e for e in self.fn.errors if e.endswith("NotFound")), None)
+        if error is None:
+            return
+        fields = []
+        for name in self.module.error_fields[error]:
+            symbol = self.lookup(name)
+            fields.append((name, symbol.plsql if symbol else self.resolve_bind(name)))
+        self.analysis.not_found[id(expr)] = (error, tuple(fields))
 
     def expr_numberlit(self, expr: ast.NumberLit, expected: t.Type | None) -> t.Type:
         return t.NUMBER if "." in expr.text else t.INT
@@ -653,9 +671,12 @@ class BodyChecker:
     def expr_wrap(self, expr: ast.Wrap, expected: t.Type | None) -> t.Type:
         if expr.kind == "Err":
             self.raised_error(expr)
-            self.error(
-                "unsupported", "raising an error with `Err(...)` is not lowered yet", expr.span
-            )
+            if id(expr) not in self.returned_errors:
+                self.error(
+                    "type-mismatch",
+                    "`Err(...)` raises an error, so it stands only in `return Err(...);`",
+                    expr.span,
+                )
             return t.NeverType()
         if expr.value is None:
             return t.UNIT
@@ -689,8 +710,7 @@ class BodyChecker:
                 value.span,
                 f"declare it: `-> Result<{self.fn.returns}, {' | '.join((*self.fn.errors, name))}>`",
             )
-        fields = {f.name: self.resolver.resolve(f.type) for f in decl.fields}
-        self.field_inits(name, fields, inits, value.span)
+        self.field_inits(name, self.module.error_fields[name], inits, value.span)
 
     def expr_propagate(self, expr: ast.Propagate, expected: t.Type | None) -> t.Type:
         return self.expr(expr.operand, expected)
@@ -776,6 +796,15 @@ class BodyChecker:
                 )
                 return t.UNKNOWN
         terminators = [n for n in names if n in SQL_TERMINATORS]
+        if not terminators and as_statement and shape is not None and shape.is_select:
+            self.error(
+                "unused-query",
+                "a query used as a statement: PL/SQL has no SELECT without INTO",
+                block.span,
+                "fetch it with .one(), .first() or .collect(), or loop over it with "
+                "`for row in sql! { ... } { ... }`",
+            )
+            return t.UNIT
         if not terminators:
             if not as_statement:
                 self.error(

@@ -60,6 +60,11 @@ class FnAnalysis:
     names: dict[int, Symbol] = field(default_factory=dict)  # Name nodes
     types: dict[int, Type] = field(default_factory=dict)  # expressions
     binds: dict[int, list[tuple[Bind, str]]] = field(default_factory=dict)  # SqlBlock -> rewrites
+    # `.one()?` that maps NO_DATA_FOUND to the fn's *NotFound error: Propagate node ->
+    # (error name, each field with the PL/SQL value it is filled from, or None for null)
+    not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]] = field(
+        default_factory=dict
+    )
     falls_through: bool = True  # the body can reach its end without returning
 
 
@@ -68,6 +73,7 @@ class CheckedModule:
     module: ast.Module
     records: dict[str, RecordInfo]
     errors: dict[str, ast.ErrorDecl]
+    error_fields: dict[str, dict[str, Type]]
     fns: dict[str, FnInfo]
     analyses: dict[str, FnAnalysis]
     imports: frozenset[str]

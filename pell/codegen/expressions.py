@@ -197,6 +197,8 @@ class ExpressionLowerer:
         return self.lower_with_precedence(expr.value)
 
     def propagate_sql(self, expr: ast.Propagate) -> Lowered:
+        if id(expr) in self.analysis.not_found:
+            return self.prelude_value(expr), ATOM  # the NotFound mapping needs a block
         return self.lower_with_precedence(expr.operand)
 
     def recordlit_sql(self, expr: ast.RecordLit) -> Lowered:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pell import ast, naming, sqltext
+from pell import ast, naming, runtime, sqltext
 from pell.check import types as t
 from pell.check.bodies import falls_through, sql_chain, strip_propagate
 from pell.check.model import CheckedModule, FnAnalysis, FnInfo
-from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, wrap
+from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, quote_text, wrap
 from pell.codegen.types import plsql_type
 from pell.retry import ATTEMPT_VARIABLE, sleep_expression
 
@@ -249,6 +249,7 @@ class FnLowerer(ExpressionLowerer):
 
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         """`target := value`, field by field for record literals, INTO for queries."""
+        not_found = self.not_found_of(value)
         value = _unwrap_value(value)
         root = target.split(".")[0]
         if isinstance(value, ast.RecordLit) and not _refers_to(value, root, self.analysis):
@@ -258,13 +259,53 @@ class FnLowerer(ExpressionLowerer):
         if (chain := sql_chain(value)) is not None:
             block, calls = chain
             if calls and calls[-1].name == "one":
+                if not_found is None:
+                    self.select_into(block, target, type_)
+                    return
+                # `.one()?`: no row is the fn's NotFound error
+                self.emit("BEGIN")
+                self.depth += 1
                 self.select_into(block, target, type_)
+                self.depth -= 1
+                self.emit("EXCEPTION")
+                self.depth += 1
+                self.emit("WHEN NO_DATA_FOUND THEN")
+                self.depth += 1
+                self.emit(self.raise_error(*not_found))
+                self.depth -= 2
+                self.emit("END;")
                 return
             if calls and calls[-1].name == "rowcount":
                 self.emit(self.sql_statement(block, None))
                 self.emit(f"{target} := SQL%ROWCOUNT;")
                 return
         self.emit(f"{target} := {self.lower(value)};")
+
+    def not_found_of(
+        self, value: ast.Expr
+    ) -> tuple[str, tuple[tuple[str, str | None], ...]] | None:
+        while isinstance(value, ast.Wrap) and value.kind in ("Ok", "Some") and value.value:
+            value = value.value
+        return self.analysis.not_found.get(id(value))
+
+    def raise_error(self, error: str, values: tuple[tuple[str, str | None], ...]) -> str:
+        """RAISE_APPLICATION_ERROR with the error's runtime code and `<module>.<Error>: <JSON>`."""
+        module = self.checked.module
+        field_types = self.checked.error_fields[error]
+        literal = f"{module.dotted_name}.{error}: {{"
+        pieces: list[str] = []
+        for index, (field, value) in enumerate(values):
+            literal += ("," if index else "") + f'"{field}":'
+            if value is None:
+                literal += "null"
+                continue
+            pieces += [quote_text(literal), json_value(value, field_types[field])]
+            literal = ""
+        pieces.append(quote_text(literal + "}"))
+        message = " || ".join(pieces)
+        if len(pieces) > 1:
+            message = f"SUBSTRB({message}, 1, 2048)"  # Oracle's limit for the message
+        return f"RAISE_APPLICATION_ERROR({runtime.code_constant(module.path, error)}, {message});"
 
     def select_into(self, block: ast.SqlBlock, target: str, type_: t.Type) -> None:
         if isinstance(type_, t.RecordType):
@@ -371,6 +412,9 @@ class FnLowerer(ExpressionLowerer):
 
     def stmt_return(self, stmt: ast.Return) -> None:
         value = _unwrap_value(stmt.value) if stmt.value is not None else None
+        if isinstance(value, ast.Wrap) and value.kind == "Err":
+            self.emit(self.raise_statement(value))
+            return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.run_exit_hooks(self.exit_hooks)
             self.emit("RETURN;")
@@ -383,6 +427,21 @@ class FnLowerer(ExpressionLowerer):
         self.store(RESULT_VARIABLE, value, self.fn.returns)
         self.run_exit_hooks(self.exit_hooks)
         self.emit(f"RETURN {RESULT_VARIABLE};")
+
+    def raise_statement(self, err: ast.Wrap) -> str:
+        """`Err(E { f: v })` -> RAISE_APPLICATION_ERROR; the fields in their declared order."""
+        value = err.value
+        if isinstance(value, ast.RecordLit):
+            given = {init.name: init.value for init in value.fields}
+            name = value.type_name
+        else:
+            assert isinstance(value, ast.Name)
+            given, name = {}, value.path[0]
+        values = tuple(
+            (field, self.lower(given[field]) if field in given else None)
+            for field in self.checked.error_fields[name]
+        )
+        return self.raise_error(name, values)
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
@@ -440,3 +499,22 @@ def _unwrap_value(expr: ast.Expr) -> ast.Expr:
             expr = expr.operand
         else:
             return expr
+
+
+def json_value(value: str, type_: t.Type) -> str:
+    """A PL/SQL expression giving the JSON text of `value` (a lowered expression of `type_`)."""
+    helper = f"{runtime.RUNTIME_PACKAGE}.json_"
+    family = t.family(type_)
+    if family == "numeric":
+        return f"{helper}number({value})"
+    if type_ == t.BOOL:
+        return f"{helper}bool({value})"
+    if type_ == t.BIGTEXT:
+        return f"{helper}text(DBMS_LOB.SUBSTR({value}, 2000, 1))"
+    if family == "date":
+        return f"{helper}text(TO_CHAR({value}, 'YYYY-MM-DD\"T\"HH24:MI:SS'))"
+    if family == "timestamp":
+        return f"{helper}text(TO_CHAR({value}, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF'))"
+    if family == "text":
+        return f"{helper}text({value})"
+    return f"{helper}text(TO_CHAR({value}))"

@@ -1,0 +1,97 @@
+"""The `pell_runtime` package: one Oracle exception and code constant per Pell `error`, numbered
+project-wide, plus the JSON helpers raised errors use for their payload."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pell import ast
+
+RUNTIME_PACKAGE = "pell_runtime"
+
+# Category -> (first code, last code); codes are handed out from the first, downwards.
+CATEGORY_RANGES: dict[str, tuple[int, int]] = {
+    "propagate": (-20100, -20199),
+    "skip": (-20200, -20299),
+    "panic": (-20300, -20399),
+}
+
+
+def error_category(error: ast.ErrorDecl) -> str:
+    names = [a.name for a in error.annotations if a.name in CATEGORY_RANGES]
+    return names[0] if names else "propagate"
+
+
+def exception_name(module_path: tuple[str, ...], error_name: str) -> str:
+    """`hr.employees` + `NotFound` -> `hr_employees_notfound`."""
+    return f"{'_'.join(module_path)}_{error_name}".lower()
+
+
+def code_constant(module_path: tuple[str, ...], error_name: str) -> str:
+    """The qualified name module code raises with: `pell_runtime.c_hr_employees_notfound`."""
+    return f"{RUNTIME_PACKAGE}.c_{exception_name(module_path, error_name)}"
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedError:
+    """One error of the project with the code it was given."""
+
+    module: str  # dotted module name
+    name: str
+    category: str
+    exception: str  # the exception's name in pell_runtime
+    code: int
+
+
+@dataclass(frozen=True, slots=True)
+class CodeOverflow:
+    category: str
+    count: int
+    first_extra: tuple[str, ast.ErrorDecl]  # (module, declaration) of the 101st error
+
+
+def number_errors(
+    modules: list[ast.Module],
+) -> tuple[list[NumberedError], list[CodeOverflow]]:
+    """Codes for every error: modules by name, then declaration order, per category range."""
+    next_code = {category: first for category, (first, _) in CATEGORY_RANGES.items()}
+    numbered: list[NumberedError] = []
+    overflows: dict[str, CodeOverflow] = {}
+    for module in sorted(modules, key=lambda m: m.dotted_name):
+        for item in module.items:
+            if not isinstance(item, ast.ErrorDecl):
+                continue
+            category = error_category(item)
+            code = next_code[category]
+            last = CATEGORY_RANGES[category][1]
+            next_code[category] = code - 1
+            if code < last:
+                count = CATEGORY_RANGES[category][0] - code + 1
+                first = overflows.get(category)
+                overflows[category] = CodeOverflow(
+                    category, count, first.first_extra if first else (module.dotted_name, item)
+                )
+                continue
+            numbered.append(
+                NumberedError(
+                    module.dotted_name,
+                    item.name,
+                    category,
+                    exception_name(module.path, item.name),
+                    code,
+                )
+            )
+    return numbered, list(overflows.values())
+
+
+def runtime_sql(errors: list[NumberedError], version: str) -> str:
+    """The pell_runtime package spec and body."""
+    from pell.codegen import template_environment
+
+    template = template_environment().get_template("runtime.sql.j2")
+    return template.render(
+        version=version,
+        package=RUNTIME_PACKAGE,
+        errors=errors,
+        constant=lambda e: f"c_{e.exception}",
+    )
