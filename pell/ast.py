@@ -108,6 +108,7 @@ class MethodCall(Node):
     name: str
     args: tuple[Expr, ...]
     type_args: tuple[TypeArg, ...] = ()
+    name_span: Span = field(default=NO_SPAN, repr=False, compare=False)  # the method's name
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,11 @@ def record_type_name(name: str) -> str:
     return f"t_{name.lower()}"
 
 
+def list_type_name(element: str) -> str:
+    """`list<Order>` -> `t_order_list`, `list<number>` -> `t_number_list`."""
+    return f"t_{element.lower()}_list"
+
+
 def field_name(name: str) -> str:
     return name.lower()
 

@@ -42,6 +42,7 @@ class SqlShape:
     select_items: tuple[tuple[int, int], ...]  # [start, end) of each top-level select item
     select_names: tuple[str | None, ...]  # the name each select item is known by, if any
     from_offset: int | None  # where the top-level FROM keyword starts
+    returning_count: int  # values in a top-level RETURNING clause of DML; 0 without one
 
 
 @functools.cache
@@ -135,7 +136,27 @@ def analyse(sql: str) -> SqlShape:
         if item_tokens:
             items.append((item_tokens[0].start, item_tokens[-1].end + 1))
             names.append(_item_name(item_tokens))
-    return SqlShape(tokens, binds, is_select, tuple(items), tuple(names), from_offset)
+    return SqlShape(
+        tokens, binds, is_select, tuple(items), tuple(names), from_offset, _returning_count(tokens)
+    )
+
+
+def _returning_count(tokens: tuple[Token, ...]) -> int:
+    depth = 0
+    count = 0
+    for token in tokens:
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0 and kind == TokenType.RETURNING:
+            count = 1
+        elif depth == 0 and count and kind == TokenType.COMMA:
+            count += 1
+        elif depth == 0 and count and kind == TokenType.INTO:
+            break
+    return count
 
 
 def select_list_end(sql: str, shape: SqlShape) -> int | None:

@@ -408,11 +408,20 @@ class AstBuilder(Transformer[Token, Any]):
         return ast.FieldAccess(children[0], str(children[1]), span=_span(meta))
 
     def method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
-        return ast.MethodCall(children[0], str(children[1]), children[2], span=_span(meta))
+        name: Token = children[1]
+        return ast.MethodCall(
+            children[0], str(name), children[2], span=_span(meta), name_span=_token_span(name)
+        )
 
     def generic_method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
+        name: Token = children[1]
         return ast.MethodCall(
-            children[0], str(children[1]), children[3], children[2], span=_span(meta)
+            children[0],
+            str(name),
+            children[3],
+            children[2],
+            span=_span(meta),
+            name_span=_token_span(name),
         )
 
     def propagate(self, meta: Meta, children: list[Any]) -> ast.Propagate:

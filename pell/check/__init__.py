@@ -37,7 +37,17 @@ class TypeResolver:
             self._no_args(ref)
             return t.RecordType(name)
         if name == "list":
-            return t.ListType(self._single(ref))
+            element = self._single(ref)
+            if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
+                self.diagnostics.append(
+                    Diagnostic.of(
+                        "unsupported",
+                        f"lists hold scalars or records, not `{element}`",
+                        ref.span,
+                    )
+                )
+                return t.UNKNOWN
+            return t.ListType(element)
         if name == "Option":
             return self._single(ref)
         if name == "Result":

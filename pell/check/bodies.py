@@ -25,6 +25,8 @@ TEXT_METHODS: dict[str, tuple[tuple[t.Type, ...], t.Type]] = {
     "substr": ((t.INT, t.INT), t.TEXT),
 }
 
+LIST_METHODS: dict[str, t.Type] = {"len": t.INT, "is_empty": t.BOOL}
+
 # sql! { } terminators and modifiers.
 SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
 SQL_MODIFIERS = ("returning", "for_update")
@@ -283,7 +285,6 @@ class BodyChecker:
                     stmt.var, source_type.element, stmt.var_span, kind="loop"
                 )
                 self.analysis.locals.append(variable)
-                self.error("unsupported", "`for` over a list is not lowered yet", source.span)
             else:
                 if not isinstance(source_type, t.UnknownType):
                     self.error(
@@ -522,13 +523,25 @@ class BodyChecker:
             for arg in expr.args:
                 self.expr(arg, None)
             return t.UNKNOWN
+        if isinstance(target, t.ListType):
+            if expr.name not in LIST_METHODS:
+                self.error(
+                    "unknown-fn",
+                    f"a list has no method `{expr.name}`{did_you_mean(expr.name, list(LIST_METHODS))}",
+                    expr.span,
+                    "lists have .len() and .is_empty()",
+                )
+                return t.UNKNOWN
+            if expr.args:
+                self.error("arity", f"`.{expr.name}()` takes no arguments", expr.span)
+            return LIST_METHODS[expr.name]
         if t.is_text(target) or isinstance(target, t.SqlValue):
             signature = TEXT_METHODS.get(expr.name)
             if signature is None:
                 self.error(
                     "unknown-fn",
                     f"text has no method `{expr.name}`{did_you_mean(expr.name, list(TEXT_METHODS))}",
-                    expr.span,
+                    expr.name_span,
                 )
                 return t.UNKNOWN
             params, result = signature
@@ -718,8 +731,26 @@ class BodyChecker:
     def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
         element = expected.element if isinstance(expected, t.ListType) else None
         types = [self.expr(item, element) for item in expr.items]
-        self.error("unsupported", "list literals are not lowered yet", expr.span)
-        return t.ListType(types[0]) if types else t.UNKNOWN
+        if element is None:
+            if not types:
+                self.error(
+                    "needs-annotation",
+                    "the type of an empty list cannot be inferred; write it: "
+                    "`let xs: list<number> = [];`",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            element = types[0]
+        for item, item_type in zip(expr.items, types, strict=True):
+            if not t.assignable(item_type, element):
+                self.error(
+                    "type-mismatch",
+                    f"a list of `{element}` cannot hold a `{item_type}`",
+                    item.span,
+                )
+        if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
+            self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
+        return t.ListType(element)
 
     def expr_sqlblock(self, expr: ast.SqlBlock, expected: t.Type | None) -> t.Type:
         return self.sql_expr(expr, [], expected, False)
@@ -791,7 +822,7 @@ class BodyChecker:
                     "unknown-fn",
                     f"`sql! {{ }}` has no method `{call.name}`"
                     f"{did_you_mean(call.name, list(SQL_TERMINATORS + SQL_MODIFIERS))}",
-                    call.span,
+                    call.name_span,
                     "the terminators are .one(), .first(), .collect(), .rowcount()",
                 )
                 return t.UNKNOWN
@@ -816,40 +847,149 @@ class BodyChecker:
                 return t.UNKNOWN
             return t.UNIT
         if len(terminators) > 1 or names[-1] not in SQL_TERMINATORS:
-            self.error("sql-syntax", "a `sql! { }` takes one terminator, last", calls[-1].span)
+            self.error("sql-syntax", "a `sql! { }` takes one terminator, last", calls[-1].name_span)
             return t.UNKNOWN
         terminator = calls[-1]
-        if terminator.name in ("first", "collect") or "returning" in names:
-            self.error(
-                "unsupported",
-                f"`.{'returning' if 'returning' in names else terminator.name}()` is not lowered yet",
-                terminator.span,
-            )
-            return expected or t.UNKNOWN
+        modifiers = names[:-1]
         if terminator.name == "rowcount":
-            return t.INT
-        if "for_update" in names:
-            self.error(
-                "unsupported",
-                "`.for_update()` is not lowered yet; write FOR UPDATE in the SQL",
-                terminator.span,
-            )
-        # .one()
-        if shape is not None and not shape.is_select:
-            self.error("sql-syntax", "`.one()` needs a query (SELECT)", block.span)
-            return expected or t.UNKNOWN
-        if expected is None or isinstance(expected, t.UnknownType):
-            if expected is None:
+            if shape is not None and shape.is_select:
                 self.error(
-                    "needs-annotation",
-                    "the type of a `.one()` row cannot be inferred; write the type: "
-                    "`let row: Order = sql! { ... }.one();`",
-                    terminator.span,
+                    "sql-syntax",
+                    "`.rowcount()` counts the rows a DML statement changed; this is a query",
+                    terminator.name_span,
+                    "count in SQL instead: `select count(*) ...` with .one()",
                 )
-            return t.UNKNOWN
+            return t.INT
+        if "returning" in modifiers:
+            return self.returning(block, shape, calls, expected)
+        if shape is not None and not shape.is_select:
+            self.error("sql-syntax", f"`.{terminator.name}()` needs a query (SELECT)", block.span)
+            return expected or t.UNKNOWN
+        if terminator.name == "first" and "for_update" in modifiers:
+            self.error(
+                "sql-syntax",
+                "`.first()` fetches with FETCH FIRST, which Oracle does not allow with FOR UPDATE",
+                terminator.name_span,
+                "lock with .one() on a query that selects exactly one row",
+            )
+        if terminator.name == "collect":
+            if expected is None:
+                row = self.infer_row(shape, terminator)
+                return row if isinstance(row, t.UnknownType) else t.ListType(row)
+            if isinstance(expected, t.UnknownType):
+                return expected
+            if not isinstance(expected, t.ListType):
+                self.error(
+                    "type-mismatch",
+                    f"`.collect()` gives a list, but a `{expected}` is expected here",
+                    terminator.name_span,
+                )
+                return t.UNKNOWN
+            if shape is not None:
+                self.check_column_count(block, shape, expected.element)
+            return expected
+        # .one() and .first(): one row
+        row = expected
+        if row is None:
+            row = self.infer_row(shape, terminator)
+        if isinstance(row, t.UnknownType):
+            return row
         if shape is not None:
-            self.check_column_count(block, shape, expected)
-        return expected
+            self.check_column_count(block, shape, row)
+        return row
+
+    def infer_row(self, shape: sqltext.SqlShape | None, terminator: ast.MethodCall) -> t.Type:
+        """An unannotated row: the one record whose field names are the select list's names."""
+        if shape is None:
+            return t.UNKNOWN
+        names = [n.lower() if n else None for n in shape.select_names]
+        single = len(names) == 1 and None not in names
+        row_example = "number" if single else "Order"
+        example = f"list<{row_example}>" if terminator.name == "collect" else row_example
+        if len(names) < 2 or None in names:
+            why = (
+                "a single column"
+                if single
+                else "columns without names (`*`, or expressions without an alias)"
+            )
+            self.error(
+                "needs-annotation",
+                f"the type of this `.{terminator.name}()` cannot be inferred from {why}; "
+                f"write it: `let x: {example} = sql! {{ ... }}.{terminator.name}();`",
+                terminator.name_span,
+            )
+            return t.UNKNOWN
+        matches = [
+            name
+            for name, record in self.module.records.items()
+            if [f.lower() for f in record.fields] == names
+        ]
+        if len(matches) == 1:
+            return t.RecordType(matches[0])
+        shown = ", ".join(n or "?" for n in names)
+        found = (
+            f"several records match ({', '.join(sorted(matches))})"
+            if matches
+            else "no record has exactly these fields"
+        )
+        self.error(
+            "needs-annotation",
+            f"the row type of this `.{terminator.name}()` cannot be inferred from its columns "
+            f"({shown}): {found}",
+            terminator.name_span,
+            f"write the type: `let row: {example} = sql! {{ ... }}.{terminator.name}();`",
+        )
+        return t.UNKNOWN
+
+    def returning(
+        self,
+        block: ast.SqlBlock,
+        shape: sqltext.SqlShape | None,
+        calls: list[ast.MethodCall],
+        expected: t.Type | None,
+    ) -> t.Type:
+        """`.returning::<T>().one()` on DML with a RETURNING clause."""
+        call = next(c for c in calls if c.name == "returning")
+        if calls[-1].name != "one" or calls[-2] is not call:
+            self.error("sql-syntax", "write `.returning::<T>().one()`", call.name_span)
+            return t.UNKNOWN
+        if len(call.type_args) != 1 or len(call.type_args[0].alternatives) != 1:
+            self.error(
+                "needs-annotation",
+                "write the returned type: `.returning::<number>()`",
+                call.name_span,
+            )
+            return t.UNKNOWN
+        returned = self.resolver.resolve(call.type_args[0].alternatives[0])
+        if shape is not None and (shape.is_select or shape.returning_count == 0):
+            self.error(
+                "sql-syntax",
+                "`.returning::<T>()` needs an INSERT, UPDATE or DELETE ending in a RETURNING "
+                "clause: `insert into t (...) values (...) returning id`",
+                block.span,
+            )
+            return returned
+        if shape is not None and isinstance(returned, t.RecordType | t.Scalar):
+            wanted = (
+                len(self.module.records[returned.name].fields)
+                if isinstance(returned, t.RecordType)
+                else 1
+            )
+            if shape.returning_count != wanted:
+                self.error(
+                    "sql-column-count",
+                    f"RETURNING gives {shape.returning_count} value"
+                    f"{'s' * (shape.returning_count != 1)}, but `{returned}` takes {wanted}",
+                    block.span,
+                )
+        if expected is not None and not t.assignable(returned, expected):
+            self.error(
+                "type-mismatch",
+                f"`.returning::<{returned}>()` gives a `{returned}`, but a `{expected}` is "
+                "expected here",
+                call.name_span,
+            )
+        return returned
 
     def check_column_count(
         self, block: ast.SqlBlock, shape: sqltext.SqlShape, target: t.Type

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import jinja2
 
 from pell import naming
+from pell.check import types as t
 from pell.check.model import CheckedModule
 from pell.codegen.subprograms import FnLowerer, SubprogramView, signature
 from pell.codegen.types import plsql_type
@@ -54,6 +55,78 @@ def _record_sql(checked: CheckedModule, name: str) -> str:
     )
 
 
+def _list_sql(list_type: t.ListType) -> str:
+    element = plsql_type(list_type.element, "field")
+    return f"TYPE {plsql_type(list_type, 'local')} IS TABLE OF {element} INDEX BY PLS_INTEGER;"
+
+
+TypeNode = t.RecordType | t.ListType
+
+
+def _named_types(type_: t.Type) -> list[TypeNode]:
+    return [type_] if isinstance(type_, t.RecordType | t.ListType) else []
+
+
+def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
+    """Record and list type declarations, each after what it uses; those the package spec
+    needs (public records, public signatures, and what they use) go in the spec."""
+    used: list[TypeNode] = []
+    for info in checked.records.values():
+        used.append(t.RecordType(info.decl.name))
+    for fn in checked.fns.values():
+        for type_ in (fn.returns, *(p.type for p in fn.params)):
+            used += _named_types(type_)
+    for analysis in checked.analyses.values():
+        for symbol in analysis.locals:
+            used += _named_types(symbol.type)
+        for type_ in analysis.types.values():
+            used += _named_types(type_)
+
+    def dependencies(node: TypeNode) -> list[TypeNode]:
+        if isinstance(node, t.ListType):
+            return _named_types(node.element)
+        fields = checked.records[node.name].fields.values()
+        return [dep for field in fields for dep in _named_types(field)]
+
+    ordered: list[TypeNode] = []
+
+    def visit(node: TypeNode) -> None:
+        if node in ordered:
+            return
+        for dependency in dependencies(node):
+            visit(dependency)
+        ordered.append(node)
+
+    for node in used:
+        visit(node)
+
+    public: set[TypeNode] = set()
+
+    def publish(node: TypeNode) -> None:
+        if node not in public:
+            public.add(node)
+            for dependency in dependencies(node):
+                publish(dependency)
+
+    for info in checked.records.values():
+        if info.decl.public:
+            publish(t.RecordType(info.decl.name))
+    for fn in checked.fns.values():
+        if fn.decl.public:
+            for type_ in (fn.returns, *(p.type for p in fn.params)):
+                for node in _named_types(type_):
+                    publish(node)
+
+    def render(node: TypeNode) -> str:
+        if isinstance(node, t.RecordType):
+            return _record_sql(checked, node.name)
+        return _list_sql(node)
+
+    spec = [render(node) for node in ordered if node in public]
+    body = [render(node) for node in ordered if node not in public]
+    return spec, body
+
+
 def _panic_codes() -> tuple[tuple[str, str], ...]:
     width = max(len(str(code)) for code, _, _ in NEVER_RETRY) + 1
     rows = []
@@ -77,11 +150,7 @@ def generate(
 ) -> str:
     """The `.sql` file for one module: the package spec and body, each ended by `/`."""
     schema, name = naming.package_name(checked.module.path)
-    records = [
-        r for r in checked.module.items if r.name in checked.records and hasattr(r, "fields")
-    ]
-    public_records = [r.name for r in records if r.public and r.name in checked.records]
-    private_records = [r.name for r in records if not r.public and r.name in checked.records]
+    spec_types, body_types = type_declarations(checked)
     fns = list(checked.fns.values())
     subprograms = tuple(
         FnLowerer(checked, fn, checked.analyses[fn.decl.name], target).lower_fn() for fn in fns
@@ -89,9 +158,9 @@ def generate(
     package = PackageView(
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
-        spec_records=tuple(_record_sql(checked, r) for r in public_records),
+        spec_records=tuple(spec_types),
         spec_signatures=tuple(signature(fn) for fn in fns if fn.decl.public),
-        body_records=tuple(_record_sql(checked, r) for r in private_records),
+        body_records=tuple(body_types),
         # Private subprograms are declared first so they may call each other in any order.
         forward_signatures=tuple(signature(fn) for fn in fns if not fn.decl.public),
         panic_range=PANIC_RANGE,

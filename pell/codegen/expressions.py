@@ -148,6 +148,9 @@ class ExpressionLowerer:
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
         name = expr.name
+        if isinstance(self.type_of(expr.target), t.ListType):
+            count = f"{wrap(target, ATOM)}.COUNT"
+            return (count, ATOM) if name == "len" else (f"{count} = 0", COMPARISON)
         if name == "len":
             return f"LENGTH({target[0]})", ATOM
         if name == "is_empty":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pell import ast, naming, runtime, sqltext
@@ -105,7 +106,8 @@ class FnLowerer(ExpressionLowerer):
         used = self.temps_in_use.get(key, 0)
         pool = self.temps.setdefault(key, [])
         if used == len(pool):
-            name = naming.unique(f"l_pell_{str(type_).lower()}", self.taken)
+            slug = key[2:] if key.startswith("t_") else str(type_).lower()
+            name = naming.unique(f"l_pell_{slug}", self.taken)
             pool.append(name)
             self.temp_declarations.append(f"{name} {key};")
         self.temps_in_use[key] = used + 1
@@ -256,30 +258,91 @@ class FnLowerer(ExpressionLowerer):
             for init in value.fields:
                 self.store(f"{target}.{init.name.lower()}", init.value, self.type_of(init.value))
             return
+        if isinstance(value, ast.ListLit):
+            self.store_list(target, value, type_)
+            return
         if (chain := sql_chain(value)) is not None:
-            block, calls = chain
-            if calls and calls[-1].name == "one":
-                if not_found is None:
-                    self.select_into(block, target, type_)
-                    return
-                # `.one()?`: no row is the fn's NotFound error
-                self.emit("BEGIN")
-                self.depth += 1
-                self.select_into(block, target, type_)
-                self.depth -= 1
-                self.emit("EXCEPTION")
-                self.depth += 1
-                self.emit("WHEN NO_DATA_FOUND THEN")
-                self.depth += 1
-                self.emit(self.raise_error(*not_found))
-                self.depth -= 2
-                self.emit("END;")
-                return
-            if calls and calls[-1].name == "rowcount":
-                self.emit(self.sql_statement(block, None))
-                self.emit(f"{target} := SQL%ROWCOUNT;")
-                return
+            self.store_query(target, chain[0], chain[1], type_, not_found)
+            return
         self.emit(f"{target} := {self.lower(value)};")
+
+    def store_list(self, target: str, value: ast.ListLit, type_: t.Type) -> None:
+        """`target := [a, b]`: emptied, then filled from index 1."""
+        if _refers_to(value, target.split(".")[0], self.analysis):
+            temp = self.temp(type_)
+            self.store_list(temp, value, type_)
+            self.emit(f"{target} := {temp};")
+            return
+        element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
+        self.emit(f"{target}.DELETE;")
+        for index, item in enumerate(value.items, start=1):
+            self.store(f"{target}({index})", item, element)
+
+    def into_list(self, target: str, type_: t.Type) -> list[str]:
+        """INTO targets: a record field by field, anything else whole."""
+        if isinstance(type_, t.RecordType):
+            return [f"{target}.{name.lower()}" for name in self.checked.records[type_.name].fields]
+        return [target]
+
+    def store_query(
+        self,
+        target: str,
+        block: ast.SqlBlock,
+        calls: list[ast.MethodCall],
+        type_: t.Type,
+        not_found: tuple[str, tuple[tuple[str, str | None], ...]] | None,
+    ) -> None:
+        """A sql! { } value into `target`, by its terminator."""
+        names = [call.name for call in calls]
+        terminator = names[-1]
+        lock = " FOR UPDATE" if "for_update" in names else ""
+        if terminator == "rowcount":
+            self.emit(self.sql_statement(block))
+            self.emit(f"{target} := SQL%ROWCOUNT;")
+        elif "returning" in names:
+            self.emit(
+                self.sql_statement(
+                    block, suffix=" INTO " + ", ".join(self.into_list(target, type_))
+                )
+            )
+        elif terminator == "collect":
+            self.emit(self.sql_statement(block, into=[target], bulk=True, suffix=lock))
+        elif terminator == "first":
+            # No row is None: NULL, for a record every field
+            self.in_block(
+                lambda: self.emit(
+                    self.sql_statement(
+                        block, into=self.into_list(target, type_), suffix=" FETCH FIRST 1 ROWS ONLY"
+                    )
+                ),
+                "NO_DATA_FOUND",
+                f"{target} := NULL;",
+            )
+        elif not_found is not None:
+            # `.one()?`: no row is the fn's NotFound error
+            self.in_block(
+                lambda: self.emit(
+                    self.sql_statement(block, into=self.into_list(target, type_), suffix=lock)
+                ),
+                "NO_DATA_FOUND",
+                self.raise_error(*not_found),
+            )
+        else:
+            self.emit(self.sql_statement(block, into=self.into_list(target, type_), suffix=lock))
+
+    def in_block(self, body: Callable[[], None], exception: str, handler: str) -> None:
+        """BEGIN body EXCEPTION WHEN exception THEN handler END;"""
+        self.emit("BEGIN")
+        self.depth += 1
+        body()
+        self.depth -= 1
+        self.emit("EXCEPTION")
+        self.depth += 1
+        self.emit(f"WHEN {exception} THEN")
+        self.depth += 1
+        self.emit(handler)
+        self.depth -= 2
+        self.emit("END;")
 
     def not_found_of(
         self, value: ast.Expr
@@ -307,14 +370,6 @@ class FnLowerer(ExpressionLowerer):
             message = f"SUBSTRB({message}, 1, 2048)"  # Oracle's limit for the message
         return f"RAISE_APPLICATION_ERROR({runtime.code_constant(module.path, error)}, {message});"
 
-    def select_into(self, block: ast.SqlBlock, target: str, type_: t.Type) -> None:
-        if isinstance(type_, t.RecordType):
-            fields = self.checked.records[type_.name].fields
-            into = [f"{target}.{name.lower()}" for name in fields]
-        else:
-            into = [target]
-        self.emit(self.sql_statement(block, into))
-
     def prelude_value(self, expr: ast.Expr) -> str:
         type_ = self.type_of(expr)
         name = self.temp(type_)
@@ -324,7 +379,7 @@ class FnLowerer(ExpressionLowerer):
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
         if (chain := sql_chain(expr)) is not None:
-            self.emit(self.sql_statement(chain[0], None))
+            self.emit(self.sql_statement(chain[0]))
             return
         self.emit(f"{self.lower(expr)};")
 
@@ -383,19 +438,36 @@ class FnLowerer(ExpressionLowerer):
                 else:
                     end = (f"{wrap(end, ADDITIVE)} - 1", ADDITIVE)
             self.emit(f"FOR {variable} IN {start} .. {end[0]} LOOP")
+        elif (chain := sql_chain(source)) is None or chain[1]:
+            self.list_loop(variable, source, stmt.body)
+            return
         else:
-            chain = sql_chain(source)
-            assert chain is not None, "list loops are rejected by the checker"
             if "\n" in chain[0].text.strip():
                 # A query of several lines gets lines of its own inside the parentheses.
                 self.emit(f"FOR {variable} IN (")
                 self.depth += 1
-                self.emit(self.sql_text(chain[0], None))
+                self.emit(self.sql_text(chain[0]))
                 self.depth -= 1
                 self.emit(") LOOP")
             else:
-                self.emit(f"FOR {variable} IN ({self.sql_text(chain[0], None)}) LOOP")
+                self.emit(f"FOR {variable} IN ({self.sql_text(chain[0])}) LOOP")
         self.loop_body(stmt.body)
+        self.emit("END LOOP;")
+
+    def list_loop(self, variable: str, source: ast.Expr, body: ast.Block) -> None:
+        """`for x in xs`: an index over 1 .. COUNT (lists are dense), `x` set from it."""
+        if isinstance(source, ast.Name):
+            items = self.lower(source)
+        else:
+            items = self.temp(self.type_of(source))
+            self.store(items, source, self.type_of(source))
+        index = naming.unique("l_pell_i", self.taken)
+        self.emit(f"FOR {index} IN 1 .. {items}.COUNT LOOP")
+        self.depth += 1
+        self.emit(f"{variable} := {items}({index});")
+        self.depth -= 1
+        self.loop_body(body)
+        self.taken.discard(index)
         self.emit("END LOOP;")
 
     def loop_exit_hooks(self) -> list[tuple[tuple[str, ...], int]]:
@@ -467,8 +539,15 @@ class FnLowerer(ExpressionLowerer):
 
     # -- embedded SQL
 
-    def sql_text(self, block: ast.SqlBlock, into: list[str] | None) -> str:
-        """The SQL with binds resolved, an INTO list after the select list if asked, re-indented."""
+    def sql_text(
+        self,
+        block: ast.SqlBlock,
+        into: list[str] | None = None,
+        bulk: bool = False,
+        suffix: str = "",
+    ) -> str:
+        """The SQL with binds resolved, `[BULK COLLECT] INTO ...` after the select list if asked,
+        `suffix` at the end, re-indented under the current depth."""
         text = block.text
         shape = sqltext.analyse(text)
         edits: list[tuple[int, int, str]] = [
@@ -477,17 +556,25 @@ class FnLowerer(ExpressionLowerer):
         ]
         if into is not None:
             position = shape.select_items[-1][1]
-            edits.append((position, position, " INTO " + ", ".join(into)))
+            keyword = " BULK COLLECT INTO " if bulk else " INTO "
+            edits.append((position, position, keyword + ", ".join(into)))
         for start, end, replacement in sorted(edits, reverse=True):
             text = text[:start] + replacement + text[end:]
         text = sqltext.reindent(text, INDENT * self.depth, block.first_column).rstrip(";").rstrip()
         if sqltext.ends_in_line_comment(text):
             # Whatever the lowering writes after the SQL must not land inside that comment.
             text += "\n" + INDENT * self.depth
-        return text
+            suffix = suffix.lstrip()
+        return text + suffix
 
-    def sql_statement(self, block: ast.SqlBlock, into: list[str] | None) -> str:
-        return self.sql_text(block, into) + ";"
+    def sql_statement(
+        self,
+        block: ast.SqlBlock,
+        into: list[str] | None = None,
+        bulk: bool = False,
+        suffix: str = "",
+    ) -> str:
+        return self.sql_text(block, into, bulk, suffix) + ";"
 
 
 def _unwrap_value(expr: ast.Expr) -> ast.Expr:

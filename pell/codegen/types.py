@@ -31,4 +31,6 @@ def plsql_type(type_: t.Type, place: Place) -> str:
         return _SCALARS[type_.name][_PLACE_INDEX[place]]
     if isinstance(type_, t.RecordType):
         return naming.record_type_name(type_.name)
+    if isinstance(type_, t.ListType):
+        return naming.list_type_name(str(type_.element))
     raise UnloweredType(f"no PL/SQL type for `{type_}` yet")
