@@ -889,9 +889,7 @@ class BodyChecker:
                 self.check_column_count(block, shape, expected.element)
             return expected
         # .one() and .first(): one row
-        row = expected
-        if row is None:
-            row = self.infer_row(shape, terminator)
+        row = expected if expected is not None else self.infer_row(shape, terminator)
         if isinstance(row, t.UnknownType):
             return row
         if shape is not None:
