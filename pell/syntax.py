@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from lark import Lark, Token, Transformer, v_args
@@ -116,7 +117,58 @@ def _shown(value: str) -> str:
     return f"`{word}`" if word.isprintable() and "`" not in word else repr(word)
 
 
+# Constructs of the wider Pell language that pellc does not take yet (language.md section 10),
+# by the word that starts them, with the message to give.
+_OUT_OF_SCOPE_WORDS = {
+    "match": "`match` is not supported yet",
+    "sealed": "sealed types are not supported yet",
+    "aggregate": "aggregates are not supported yet",
+    "type": "type declarations (sealed types) are not supported yet",
+    "jq": "jq queries (`jq! { }`) are not supported yet",
+    "json": "JSON literals (`json! { }`) are not supported yet",
+}
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
+    """An `unsupported` diagnostic when the parse failed on a construct out of scope."""
+    position = getattr(error, "pos_in_stream", None)
+    if isinstance(error, UnexpectedToken) and error.token.start_pos is not None:
+        position = error.token.start_pos
+    if position is None:
+        return None
+    if text.startswith("|>", position):
+        return Diagnostic.of(
+            "unsupported", "`|>` pipelines are not supported yet", ast.Span(position, position + 2)
+        )
+    # The word at the error (`sealed type`), or just before it (`match x`, `jq! {`).
+    here = _WORD.match(text, position)
+    words = [(here.group(), position)] if here else []
+    line_start = text.rfind("\n", 0, position) + 1
+    previous = list(_WORD.finditer(text, line_start, position))
+    if previous and not text[previous[-1].end() : position].strip(" \t!"):
+        words.append((previous[-1].group(), previous[-1].start()))
+    for word, start in words:
+        if word in _OUT_OF_SCOPE_WORDS:
+            message = _OUT_OF_SCOPE_WORDS[word]
+            return Diagnostic.of("unsupported", message, ast.Span(start, start + len(word)))
+    if (
+        isinstance(error, UnexpectedToken)
+        and str(error.token.value).startswith("/")
+        and set(error.expected) >= _EXPRESSION_STARTS
+    ):
+        return Diagnostic.of(
+            "unsupported",
+            "regex literals (`/pattern/`) are not supported yet",
+            ast.Span(position, position + 1),
+        )
+    return None
+
+
 def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
+    unsupported = _out_of_scope(error, text)
+    if unsupported is not None:
+        return unsupported
     at_end = isinstance(error, UnexpectedEOF) or (
         isinstance(error, UnexpectedToken) and error.token.type == "$END"
     )

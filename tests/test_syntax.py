@@ -206,3 +206,25 @@ def test_constructs_not_lowered_yet_are_errors_never_crashes() -> None:
     assert result.sql is None
     codes = {d.code for d in result.diagnostics}
     assert "unsupported" in codes
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("fn f() { match x { } }", "`match` is not supported yet"),
+        ("sealed type X { }", "sealed types are not supported yet"),
+        ("aggregate A { }", "aggregates are not supported yet"),
+        ("fn f() { let x = jq! { .a }; }", "jq queries (`jq! { }`) are not supported yet"),
+        (
+            'fn f() { let y = json!{ "a": 1 }; }',
+            "JSON literals (`json! { }`) are not supported yet",
+        ),
+        ("fn f() { let x = a |> b; }", "`|>` pipelines are not supported yet"),
+        ("fn f() { let x = /ab+/; }", "regex literals (`/pattern/`) are not supported yet"),
+    ],
+)
+def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
+    source: str, message: str
+) -> None:
+    _, diagnostics = parse(f"module m;\n{source}\n")
+    assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]

@@ -17,6 +17,9 @@ _RETRY_CONFLICTS = {
 }
 
 
+# Annotations of the wider Pell language that pellc does not take yet.
+_OUT_OF_SCOPE = ("parallel",)
+
 # Clauses Oracle allows on functions only.
 _FUNCTION_ONLY = ("deterministic", "result_cache", "udf")
 
@@ -48,7 +51,13 @@ def check_fn_annotations(
     retries = [a for a in fn.annotations if a.name == "retry"]
     by_name = {a.name: a for a in fn.annotations}
     for annotation in fn.annotations:
-        if annotation.name not in FN_ANNOTATIONS:
+        if annotation.name in _OUT_OF_SCOPE:
+            diagnostics.append(
+                Diagnostic.of(
+                    "unsupported", f"@{annotation.name} is not supported yet", annotation.span
+                )
+            )
+        elif annotation.name not in FN_ANNOTATIONS:
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":
             _no_arguments(annotation, diagnostics)

@@ -486,6 +486,13 @@ class BodyChecker:
             return t.UNKNOWN
         name = path[0]
         fn = self.module.fns.get(name)
+        if fn is None and name == "exec_dyn":
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.error(
+                "unsupported", "dynamic SQL (`exec_dyn`) is not supported yet", expr.callee.span
+            )
+            return t.UNKNOWN
         if fn is None:
             for arg in expr.args:
                 self.expr(arg, None)
