@@ -38,9 +38,9 @@ def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     return _parse(text)
 
 
-def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
-    """AST -> checked module and every diagnostic the checker finds."""
-    return _check(module)
+def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list[Diagnostic]]:
+    """AST -> checked module and every diagnostic the checker finds (for an Oracle target)."""
+    return _check(module, target)
 
 
 def compile_source(text: str, filename: str = "<source>", target: str = "23ai") -> CompileResult:
@@ -53,7 +53,7 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
     module, diagnostics = parse(text)
     if module is None:
         return CompileResult(source, None, tuple(diagnostics))
-    checked, check_diagnostics = check(module)
+    checked, check_diagnostics = check(module, target)
     diagnostics += check_diagnostics
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics))

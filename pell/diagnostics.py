@@ -25,6 +25,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-field": (Severity.ERROR, "a field the record does not have"),
     "unknown-fn": (Severity.ERROR, "a call to a fn that is not declared"),
     "duplicate-name": (Severity.ERROR, "two declarations with one name"),
+    "identifier-too-long": (Severity.ERROR, "a PL/SQL name longer than the target allows"),
     "too-many-errors": (Severity.ERROR, "more errors in one category than its code range holds"),
     "arity": (Severity.ERROR, "a call with the wrong number of arguments"),
     "type-mismatch": (Severity.ERROR, "a value of the wrong type"),

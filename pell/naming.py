@@ -5,6 +5,33 @@ from __future__ import annotations
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.
 RESERVED_LOCALS = frozenset({"l_pell_attempt"})
 
+# Oracle SQL and PL/SQL reserved words (V$RESERVED_WORDS with RESERVED = 'Y', and the PL/SQL
+# reserved words). Pell names that are one of these and reach PL/SQL without a prefix of their
+# own (record fields, fns, packages) get one.
+ORACLE_RESERVED = frozenset(
+    """
+    access add all alter and any as asc at audit begin between by case char check cluster
+    clusters colauth column columns comment compress connect crash create current cursor date
+    decimal declare default delete desc distinct drop else end exception exclusive exists fetch
+    file float for from function goto grant group having identified if immediate in increment
+    index indexes initial insert integer intersect into is level like lock long maxextents minus
+    mlslabel mode modify noaudit nocompress not nowait null number of offline on online option or
+    order overlaps pctfree prior procedure public raw rename resource revoke row rowid rownum rows
+    select session set share size smallint sql start subtype successful synonym sysdate tabauth
+    table then to trigger type uid union unique update user validate values varchar varchar2 view
+    views when whenever where with
+    """.split()
+)
+
+# Identifier limits in bytes: 128 from Oracle 12.2 on with COMPATIBLE >= 12.2; --target 12.2
+# keeps to the 30 of older compatibility settings.
+MAX_IDENTIFIER_BYTES = {"23ai": 128, "19c": 128, "12.2": 30}
+
+
+def _unreserved(name: str, prefix: str) -> str:
+    lowered = name.lower()
+    return f"{prefix}{lowered}" if lowered in ORACLE_RESERVED else lowered
+
 
 def local_name(name: str) -> str:
     return f"l_{name.lower()}"
@@ -24,7 +51,13 @@ def list_type_name(element: str) -> str:
 
 
 def field_name(name: str) -> str:
-    return name.lower()
+    """A record field: `level` is reserved, so it becomes `f_level`."""
+    return _unreserved(name, "f_")
+
+
+def fn_name(name: str) -> str:
+    """A fn: `delete` is reserved, so it becomes `fn_delete`."""
+    return _unreserved(name, "fn_")
 
 
 def unique(name: str, taken: set[str]) -> str:
@@ -41,5 +74,5 @@ def unique(name: str, taken: set[str]) -> str:
 def package_name(module_path: tuple[str, ...]) -> tuple[str | None, str]:
     """`hr.employees` -> (`hr`, `employees`); `orders` -> (None, `orders`); `a.b.c` -> (`a`, `b_c`)."""
     if len(module_path) == 1:
-        return None, module_path[0].lower()
-    return module_path[0].lower(), "_".join(module_path[1:]).lower()
+        return None, _unreserved(module_path[0], "pkg_")
+    return module_path[0].lower(), _unreserved("_".join(module_path[1:]), "pkg_")

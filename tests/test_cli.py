@@ -207,3 +207,29 @@ def test_rejected_retry_exits_1_located_and_writes_nothing(
     line = int(first.split(":")[1])
     assert "@retry" in source.read_text(encoding="utf-8").splitlines()[line - 1]
     assert ": error: " in first and message in first
+
+
+def test_runtime_writes_the_package_and_numbers_by_module_then_order(tmp_path: Path) -> None:
+    (tmp_path / "b.pell").write_text("module beta;\nerror One;\n@panic error Two;\n", "utf-8")
+    (tmp_path / "a.pell").write_text("module alpha;\nerror First { id: number }\n", "utf-8")
+    output = tmp_path / "out" / "pell_runtime.sql"
+    assert main(["runtime", str(tmp_path), "-o", str(output)]) == 0
+    sql = output.read_text(encoding="utf-8")
+    assert "c_alpha_first CONSTANT PLS_INTEGER := -20100;" in sql
+    assert "c_beta_one CONSTANT PLS_INTEGER := -20101;" in sql
+    assert "c_beta_two CONSTANT PLS_INTEGER := -20300;" in sql
+    assert "PRAGMA EXCEPTION_INIT(beta_two, -20300);" in sql
+
+
+def test_runtime_reports_a_full_code_range(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    errors = "".join(f"error E{i};\n" for i in range(101))
+    source = _write(tmp_path, "many.pell", f"module many;\n{errors}")
+    output = tmp_path / "pell_runtime.sql"
+    assert main(["runtime", str(tmp_path), "-o", str(output)]) == 1
+    assert not output.exists()
+    assert capsys.readouterr().err == (
+        f"{source}:102:1: error: the project declares 101 propagate errors; their code range "
+        "holds 100  [too-many-errors]\n"
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pell import ast
+from pell import ast, naming
 from pell.check import types as t
 from pell.check.annotations import (
     check_error_annotations,
@@ -140,8 +140,41 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
             seen[item.name] = item
 
 
-def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
-    """Check a parsed module; every problem found is returned, not only the first."""
+def check_identifier_lengths(
+    checked: CheckedModule, target: str, diagnostics: list[Diagnostic]
+) -> None:
+    """Every PL/SQL name pellc writes for this module must fit the target's identifier limit."""
+    from pell import runtime
+
+    limit = naming.MAX_IDENTIFIER_BYTES[target]
+    module = checked.module
+    names: list[tuple[str, ast.Span]] = []
+    schema, package = naming.package_name(module.path)
+    names += [(package, module.span)] + ([(schema, module.span)] if schema else [])
+    for name, record in checked.records.items():
+        names.append((naming.record_type_name(name), record.decl.span))
+        names += [(naming.field_name(f.name), f.span) for f in record.decl.fields]
+    for name, error in checked.errors.items():
+        names.append((f"c_{runtime.exception_name(module.path, name)}", error.span))
+    for name, fn in checked.fns.items():
+        names.append((naming.fn_name(name), fn.decl.name_span))
+        names += [(naming.param_name(p.decl.name), p.decl.span) for p in fn.params]
+        names += [(s.plsql, s.span) for s in checked.analyses[name].locals]
+    for name, span in names:
+        size = len(name.encode("utf-8"))
+        if size > limit:
+            diagnostics.append(
+                Diagnostic.of(
+                    "identifier-too-long",
+                    f"the PL/SQL name `{name}` is {size} bytes; Oracle {target} allows {limit}",
+                    span,
+                    hints=("choose a shorter Pell name",),
+                )
+            )
+
+
+def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list[Diagnostic]]:
+    """Check a parsed module for a target; every problem is returned, not only the first."""
     diagnostics: list[Diagnostic] = []
     _check_duplicates(module, diagnostics)
     record_decls = {i.name: i for i in module.items if isinstance(i, ast.Record)}
@@ -203,4 +236,5 @@ def check(module: ast.Module) -> tuple[CheckedModule, list[Diagnostic]]:
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports)
     for name, info in fns.items():
         checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
+    check_identifier_lengths(checked, target, diagnostics)
     return checked, diagnostics

@@ -161,7 +161,9 @@ class BodyChecker:
             value_type = self.expr(stmt.value, declared)
             if declared is None:
                 declared = value_type
-                if isinstance(value_type, t.NullType | t.UnitType | t.NeverType):
+                if isinstance(value_type, t.NeverType):
+                    declared = t.UNKNOWN  # `Err(...)` here is reported already
+                elif isinstance(value_type, t.NullType | t.UnitType):
                     self.error(
                         "needs-annotation",
                         f"`let {stmt.name}` needs a type: its value is `{value_type}`",
@@ -811,7 +813,7 @@ class BodyChecker:
             and name in self.module.records[param.type.name].fields
         ]
         if len(owners) == 1:
-            return f"{naming.param_name(owners[0].decl.name)}.{name}"
+            return f"{naming.param_name(owners[0].decl.name)}.{naming.field_name(name)}"
         return None
 
     def sql_expr(

@@ -6,7 +6,7 @@ written only where PL/SQL would otherwise group differently.
 
 from __future__ import annotations
 
-from pell import ast
+from pell import ast, naming
 from pell.check import types as t
 from pell.check.bodies import sql_chain
 from pell.check.model import CheckedModule, FnAnalysis
@@ -133,12 +133,16 @@ class ExpressionLowerer:
         return self.analysis.names[id(expr)].plsql, ATOM
 
     def fieldaccess_sql(self, expr: ast.FieldAccess) -> Lowered:
-        return f"{wrap(self.lower_with_precedence(expr.target), ATOM)}.{expr.name.lower()}", ATOM
+        target = wrap(self.lower_with_precedence(expr.target), ATOM)
+        if isinstance(self.type_of(expr.target), t.SqlRow):
+            return f"{target}.{expr.name}", ATOM  # a column of the query: as written
+        return f"{target}.{naming.field_name(expr.name)}", ATOM
 
     # -- calls
 
     def call_sql(self, expr: ast.Call) -> Lowered:
-        callee = ".".join(expr.callee.path)
+        path = expr.callee.path
+        callee = naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
         args = ", ".join(self.lower(arg) for arg in expr.args)
         return (f"{callee}({args})" if expr.args else callee), ATOM
 

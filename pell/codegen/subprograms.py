@@ -44,7 +44,7 @@ def signature(fn: FnInfo) -> str:
         f"{naming.param_name(p.decl.name)} {_MODES[p.decl.mode]} {plsql_type(p.type, 'param')}"
         for p in fn.params
     )
-    head = f"{'FUNCTION' if fn.is_function else 'PROCEDURE'} {fn.decl.name}"
+    head = f"{'FUNCTION' if fn.is_function else 'PROCEDURE'} {naming.fn_name(fn.decl.name)}"
     if params:
         head += f"({params})"
     if fn.is_function:
@@ -161,7 +161,9 @@ class FnLowerer(ExpressionLowerer):
         declarations += finally_lines
         if not self.lines:
             self.lines.append(INDENT + "NULL;")
-        return SubprogramView(signature(self.fn), decl.name, tuple(declarations), tuple(self.lines))
+        return SubprogramView(
+            signature(self.fn), naming.fn_name(decl.name), tuple(declarations), tuple(self.lines)
+        )
 
     def finally_procedure(self, body: ast.Block) -> list[str]:
         """The cleanup as a local procedure that runs once, however often it is called."""
@@ -256,7 +258,9 @@ class FnLowerer(ExpressionLowerer):
         root = target.split(".")[0]
         if isinstance(value, ast.RecordLit) and not _refers_to(value, root, self.analysis):
             for init in value.fields:
-                self.store(f"{target}.{init.name.lower()}", init.value, self.type_of(init.value))
+                self.store(
+                    f"{target}.{naming.field_name(init.name)}", init.value, self.type_of(init.value)
+                )
             return
         if isinstance(value, ast.ListLit):
             self.store_list(target, value, type_)
@@ -281,7 +285,8 @@ class FnLowerer(ExpressionLowerer):
     def into_list(self, target: str, type_: t.Type) -> list[str]:
         """INTO targets: a record field by field, anything else whole."""
         if isinstance(type_, t.RecordType):
-            return [f"{target}.{name.lower()}" for name in self.checked.records[type_.name].fields]
+            fields = self.checked.records[type_.name].fields
+            return [f"{target}.{naming.field_name(name)}" for name in fields]
         return [target]
 
     def store_query(

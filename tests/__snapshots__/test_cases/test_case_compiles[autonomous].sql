@@ -2,13 +2,13 @@
 -- Source SHA-256: 0d6e73ec1567cfb0af5246fecbb8f9eda3cf5f170724b670329fa0d0fa05eabf
 -- Target: Oracle 23ai
 
-CREATE OR REPLACE PACKAGE audit AS
+CREATE OR REPLACE PACKAGE pkg_audit AS
   PROCEDURE log_event(p_kind IN VARCHAR2, p_detail IN VARCHAR2);
   FUNCTION next_ticket(p_queue IN VARCHAR2) RETURN NUMBER;
-END audit;
+END pkg_audit;
 /
 
-CREATE OR REPLACE PACKAGE BODY audit AS
+CREATE OR REPLACE PACKAGE BODY pkg_audit AS
   PROCEDURE log_event(p_kind IN VARCHAR2, p_detail IN VARCHAR2) IS
     PRAGMA AUTONOMOUS_TRANSACTION;
   BEGIN
@@ -42,5 +42,5 @@ CREATE OR REPLACE PACKAGE BODY audit AS
       ROLLBACK;
       RAISE;
   END next_ticket;
-END audit;
+END pkg_audit;
 /

@@ -15,7 +15,7 @@ CREATE OR REPLACE PACKAGE catalog AS
   FUNCTION names RETURN PLS_INTEGER;
   FUNCTION cheapest RETURN t_product;
   FUNCTION inferred(p_product_id IN NUMBER) RETURN NUMBER;
-  FUNCTION add(p_name IN VARCHAR2, p_price IN NUMBER) RETURN NUMBER;
+  FUNCTION fn_add(p_name IN VARCHAR2, p_price IN NUMBER) RETURN NUMBER;
   FUNCTION reprice(p_product_id IN NUMBER, p_price IN NUMBER) RETURN NUMBER;
 END catalog;
 /
@@ -91,13 +91,13 @@ CREATE OR REPLACE PACKAGE BODY catalog AS
     RETURN l_row.price;
   END inferred;
 
-  FUNCTION add(p_name IN VARCHAR2, p_price IN NUMBER) RETURN NUMBER IS
+  FUNCTION fn_add(p_name IN VARCHAR2, p_price IN NUMBER) RETURN NUMBER IS
     l_id NUMBER;
   BEGIN
     insert into products (id, name, price) values (product_seq.nextval, p_name, p_price)
     returning id INTO l_id;
     RETURN l_id;
-  END add;
+  END fn_add;
 
   FUNCTION reprice(p_product_id IN NUMBER, p_price IN NUMBER) RETURN NUMBER IS
     l_change t_pricechange;

@@ -18,7 +18,7 @@ CREATE OR REPLACE PACKAGE accounts AS
   FUNCTION fetch_direct(p_account_id IN NUMBER) RETURN t_account;
   FUNCTION apply(p_args IN t_transfer) RETURN NUMBER;
   PROCEDURE tricky(p_account_id IN NUMBER);
-  PROCEDURE rename(p_account_id IN NUMBER, p_new_owner IN VARCHAR2);
+  PROCEDURE fn_rename(p_account_id IN NUMBER, p_new_owner IN VARCHAR2);
 END accounts;
 /
 
@@ -63,11 +63,11 @@ CREATE OR REPLACE PACKAGE BODY accounts AS
     update accounts set flags = '{' /* } */ where id = p_account_id;
   END tricky;
 
-  PROCEDURE rename(p_account_id IN NUMBER, p_new_owner IN VARCHAR2) IS
+  PROCEDURE fn_rename(p_account_id IN NUMBER, p_new_owner IN VARCHAR2) IS
     l_owner VARCHAR2(32767);
   BEGIN
     l_owner := TRIM(p_new_owner);
     update accounts set owner = l_owner where id = p_account_id;
-  END rename;
+  END fn_rename;
 END accounts;
 /

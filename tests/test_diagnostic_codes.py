@@ -1,0 +1,29 @@
+"""Every diagnostic code fires on a negative case whose rendered output is snapshotted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pell.diagnostics import CODES
+
+SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_cases"
+
+# Codes whose negative case lives in another test, and where.
+TESTED_ELSEWHERE = {
+    "encoding": "test_cli.py::test_not_utf8_is_a_located_diagnostic",
+    "too-many-errors": "test_cli.py::test_runtime_reports_a_full_code_range",
+}
+
+
+def test_every_code_has_a_rendered_negative_case() -> None:
+    rendered = "".join(p.read_text(encoding="utf-8") for p in SNAPSHOTS.glob("*.txt"))
+    missing = [
+        code for code in CODES if f"[{code}]" not in rendered and code not in TESTED_ELSEWHERE
+    ]
+    assert missing == []
+
+
+def test_codes_are_kebab_case_with_a_summary() -> None:
+    for code, (_, summary) in CODES.items():
+        assert code == code.lower() and " " not in code and "_" not in code
+        assert summary
