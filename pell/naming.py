@@ -50,6 +50,13 @@ def list_type_name(element: str) -> str:
     return f"t_{element.lower()}_list"
 
 
+def row_type_names(module_path: tuple[str, ...], element: str) -> tuple[str, str]:
+    """Schema-level types of a @pipelined fn's rows: (`[schema.]pkg_order_row`, `..._rows`)."""
+    schema, package = package_name(module_path)
+    base = f"{schema + '.' if schema else ''}{package}_{element.lower()}"
+    return f"{base}_row", f"{base}_rows"
+
+
 def field_name(name: str) -> str:
     """A record field: `level` is reserved, so it becomes `f_level`."""
     return _unreserved(name, "f_")

@@ -230,7 +230,9 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
             errors: tuple[str, ...] = ()
         else:
             returns, errors = resolver.resolve_result(item.return_type)
-        fns[item.name] = FnInfo(item, params, returns, errors, policy, retry_annotation)
+        fns[item.name] = FnInfo(
+            item, params, returns, errors, policy, retry_annotation, module.path
+        )
 
     imports = frozenset(imp.path[-1] for imp in module.imports)
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports)

@@ -61,10 +61,6 @@ def check_fn_annotations(
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":
             _no_arguments(annotation, diagnostics)
-            if annotation.name == "pipelined" and not retries:
-                diagnostics.append(
-                    Diagnostic.of("unsupported", "@pipelined is not lowered yet", annotation.span)
-                )
             if annotation.name in _FUNCTION_ONLY and fn.return_type is None:
                 diagnostics.append(
                     Diagnostic.of(

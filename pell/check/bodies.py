@@ -129,7 +129,9 @@ class BodyChecker:
         body = self.fn.decl.body
         self.block(body)
         self.analysis.falls_through = falls_through(body.stmts)
-        if self.fn.is_function and self.analysis.falls_through:
+        if self.fn.pipelined:
+            self.check_pipelined()
+        elif self.fn.is_function and self.analysis.falls_through:
             self.error(
                 "missing-return",
                 f"fn `{self.fn.decl.name}` returns `{self.fn.returns}` but can reach the end "
@@ -142,6 +144,32 @@ class BodyChecker:
             self.block(self.fn.decl.finally_body)
             self.in_finally = False
         return self.analysis
+
+    def check_pipelined(self) -> None:
+        """A @pipelined fn returns `list<T>` of records or scalars SQL can hold, by `yield`."""
+        returns = self.fn.returns
+        span = self.fn.decl.name_span
+        if not isinstance(returns, t.ListType):
+            self.error(
+                "annotation-misuse",
+                f"a @pipelined fn returns the `list<T>` of rows it yields; "
+                f"`{self.fn.decl.name}` returns `{returns}`",
+                span,
+            )
+            return
+        element = returns.element
+        fields = (
+            self.module.records[element.name].fields.values()
+            if isinstance(element, t.RecordType)
+            else [element]
+        )
+        if any(f == t.BOOL or not isinstance(f, t.Scalar) for f in fields):
+            self.error(
+                "unsupported",
+                f"rows of `{element}` cannot be SQL object types: they hold only scalars "
+                "other than `bool`",
+                span,
+            )
 
     # -- statements
 
@@ -317,6 +345,14 @@ class BodyChecker:
             self.error("not-in-loop", "`continue` outside a loop", stmt.span)
 
     def stmt_return(self, stmt: ast.Return) -> None:
+        if self.fn.pipelined and stmt.value is not None:
+            self.expr(stmt.value, None)
+            self.error(
+                "return-type",
+                "a @pipelined fn returns its rows with `yield`; end it with a bare `return;`",
+                stmt.value.span,
+            )
+            return
         if self.in_finally:
             self.error(
                 "return-in-finally",
@@ -325,7 +361,7 @@ class BodyChecker:
             )
         expected = self.fn.returns
         if stmt.value is None:
-            if self.fn.is_function:
+            if self.fn.is_function and not self.fn.pipelined:
                 self.error(
                     "return-type",
                     f"`return;` without a value in fn `{self.fn.decl.name}`, "
@@ -358,8 +394,20 @@ class BodyChecker:
         self.block(stmt.body)
 
     def stmt_yield(self, stmt: ast.Yield) -> None:
-        self.expr(stmt.value, None)
-        self.error("unsupported", "`yield` (in @pipelined fns) is not lowered yet", stmt.span)
+        row = self.fn.returns.element if isinstance(self.fn.returns, t.ListType) else None
+        value_type = self.expr(stmt.value, row)
+        if not self.fn.pipelined:
+            self.error(
+                "annotation-misuse",
+                f"`yield` pipes a row out of a @pipelined fn; `{self.fn.decl.name}` is not one",
+                stmt.span,
+            )
+        elif row is not None and not t.assignable(value_type, row):
+            self.error(
+                "type-mismatch",
+                f"fn `{self.fn.decl.name}` pipes `{row}` rows, not a `{value_type}`",
+                stmt.value.span,
+            )
 
     # -- expressions
 

@@ -32,6 +32,12 @@ class FnInfo:
     retry: RetryPolicy | None
     retry_annotation: ast.Annotation | None
 
+    module_path: tuple[str, ...] = ()
+
+    @property
+    def pipelined(self) -> bool:
+        return any(a.name == "pipelined" for a in self.decl.annotations)
+
     @property
     def is_function(self) -> bool:
         from pell.check.types import UnitType

@@ -10,7 +10,7 @@ import jinja2
 
 from pell import naming
 from pell.check import types as t
-from pell.check.model import CheckedModule
+from pell.check.model import CheckedModule, FnInfo
 from pell.codegen.subprograms import FnLowerer, SubprogramView, signature
 from pell.codegen.types import plsql_type
 from pell.resources import resource_dir
@@ -23,6 +23,7 @@ TARGETS = ("23ai", "19c", "12.2")
 class PackageView:
     """Everything the package template lays out, decided in Python."""
 
+    schema_types: tuple[str, ...]  # CREATE TYPE statements for @pipelined rows, each ending in /
     qualified: str  # `hr.employees`
     name: str  # `employees`
     spec_records: tuple[str, ...]
@@ -73,8 +74,14 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     used: list[TypeNode] = []
     for info in checked.records.values():
         used.append(t.RecordType(info.decl.name))
+
+    def signature_types(fn: FnInfo) -> list[t.Type]:
+        # a @pipelined fn returns its schema-level collection, not a package list type
+        returns = [] if fn.pipelined else [fn.returns]
+        return [*returns, *(p.type for p in fn.params)]
+
     for fn in checked.fns.values():
-        for type_ in (fn.returns, *(p.type for p in fn.params)):
+        for type_ in signature_types(fn):
             used += _named_types(type_)
     for analysis in checked.analyses.values():
         for symbol in analysis.locals:
@@ -113,7 +120,7 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
             publish(t.RecordType(info.decl.name))
     for fn in checked.fns.values():
         if fn.decl.public:
-            for type_ in (fn.returns, *(p.type for p in fn.params)):
+            for type_ in signature_types(fn):
                 for node in _named_types(type_):
                     publish(node)
 
@@ -125,6 +132,32 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     spec = [render(node) for node in ordered if node in public]
     body = [render(node) for node in ordered if node not in public]
     return spec, body
+
+
+def schema_types(checked: CheckedModule) -> list[str]:
+    """The SQL object and collection types @pipelined fns return, one statement each."""
+    statements: list[str] = []
+    seen: set[t.Type] = set()
+    for fn in checked.fns.values():
+        if not (fn.pipelined and isinstance(fn.returns, t.ListType)):
+            continue
+        element = fn.returns.element
+        if element in seen:
+            continue
+        seen.add(element)
+        row, rows = naming.row_type_names(checked.module.path, str(element))
+        if isinstance(element, t.RecordType):
+            fields = checked.records[element.name].fields.items()
+            columns = ",\n".join(
+                f"  {naming.field_name(name)} {plsql_type(type_, 'field')}"
+                for name, type_ in fields
+            )
+            statements.append(f"CREATE OR REPLACE TYPE {row} FORCE AS OBJECT (\n{columns}\n);\n/")
+            statements.append(f"CREATE OR REPLACE TYPE {rows} FORCE AS TABLE OF {row};\n/")
+        else:
+            element_type = plsql_type(element, "field")
+            statements.append(f"CREATE OR REPLACE TYPE {rows} FORCE AS TABLE OF {element_type};\n/")
+    return statements
 
 
 def _panic_codes() -> tuple[tuple[str, str], ...]:
@@ -156,6 +189,7 @@ def generate(
         FnLowerer(checked, fn, checked.analyses[fn.decl.name], target).lower_fn() for fn in fns
     )
     package = PackageView(
+        schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
         spec_records=tuple(spec_types),

@@ -47,7 +47,10 @@ def signature(fn: FnInfo) -> str:
     head = f"{'FUNCTION' if fn.is_function else 'PROCEDURE'} {naming.fn_name(fn.decl.name)}"
     if params:
         head += f"({params})"
-    if fn.is_function:
+    if fn.pipelined and isinstance(fn.returns, t.ListType):
+        rows = naming.row_type_names(fn.module_path, str(fn.returns.element))[1]
+        head += f" RETURN {rows} PIPELINED"
+    elif fn.is_function:
         head += f" RETURN {plsql_type(fn.returns, 'param')}"
         names = {a.name for a in fn.decl.annotations}
         head += "".join(f" {clause}" for name, clause in _FUNCTION_CLAUSES if name in names)
@@ -143,6 +146,8 @@ class FnLowerer(ExpressionLowerer):
             self.retry_loop()
         if self.analysis.falls_through:
             self.run_exit_hooks(self.exit_hooks)
+            if self.fn.pipelined:
+                self.emit("RETURN;")
         if handler:
             self.depth = 0
             self.emit("EXCEPTION")
@@ -519,6 +524,25 @@ class FnLowerer(ExpressionLowerer):
             for field in self.checked.error_fields[name]
         )
         return self.raise_error(name, values)
+
+    def stmt_yield(self, stmt: ast.Yield) -> None:
+        """PIPE ROW: a record as its object type's constructor, field by field."""
+        returns = self.fn.returns
+        assert isinstance(returns, t.ListType)
+        element = returns.element
+        value = _unwrap_value(stmt.value)
+        if not isinstance(element, t.RecordType):
+            self.emit(f"PIPE ROW({self.lower(value)});")
+            return
+        row_type = naming.row_type_names(self.checked.module.path, element.name)[0]
+        fields = list(self.checked.records[element.name].fields)
+        if isinstance(value, ast.RecordLit):
+            given = {init.name: init.value for init in value.fields}
+            values = [self.lower(given[field]) for field in fields]
+        else:
+            record = self.lower(value)
+            values = [f"{record}.{naming.field_name(field)}" for field in fields]
+        self.emit(f"PIPE ROW({row_type}({', '.join(values)}));")
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
