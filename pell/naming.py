@@ -57,6 +57,11 @@ def row_type_names(module_path: tuple[str, ...], element: str) -> tuple[str, str
     return f"{base}_row", f"{base}_rows"
 
 
+def enum_constant(enum: str, variant: str) -> str:
+    """`Color::Red` -> `c_color_red`."""
+    return f"c_{enum.lower()}_{variant.lower()}"
+
+
 def field_name(name: str) -> str:
     """A record field: `level` is reserved, so it becomes `f_level`."""
     return _unreserved(name, "f_")

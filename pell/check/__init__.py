@@ -19,8 +19,15 @@ __all__ = ["CheckedModule", "TypeResolver", "check"]
 class TypeResolver:
     """Turns written types (`list<Order>`, `Result<T, E>`) into checker types."""
 
-    def __init__(self, records: set[str], errors: set[str], diagnostics: list[Diagnostic]) -> None:
+    def __init__(
+        self,
+        records: set[str],
+        errors: set[str],
+        diagnostics: list[Diagnostic],
+        enums: frozenset[str] = frozenset(),
+    ) -> None:
         self.records = records
+        self.enums = enums
         self.errors = errors
         self.diagnostics = diagnostics
 
@@ -36,6 +43,9 @@ class TypeResolver:
         if name in self.records:
             self._no_args(ref)
             return t.RecordType(name)
+        if name in self.enums:
+            self._no_args(ref)
+            return t.TEXT  # an enum's values are its text constants
         if name == "list":
             element = self._single(ref)
             if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
@@ -140,6 +150,36 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
             seen[item.name] = item
 
 
+def _enum_values(enum: ast.Enum, diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """Variant -> its text: the given text literal, or the variant's own name."""
+    values: dict[str, str] = {}
+    for variant in enum.variants:
+        if variant.name in values:
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"enum `{enum.name}` has two variants named `{variant.name}`",
+                    variant.span,
+                )
+            )
+            continue
+        value = variant.value
+        if value is None:
+            values[variant.name] = variant.name
+        elif isinstance(value, ast.StringLit) and all(isinstance(p, str) for p in value.parts):
+            values[variant.name] = "".join(str(p) for p in value.parts)
+        else:
+            diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch",
+                    f"the value of `{enum.name}::{variant.name}` must be a text literal",
+                    value.span,
+                )
+            )
+            values[variant.name] = variant.name
+    return values
+
+
 def check_identifier_lengths(
     checked: CheckedModule, target: str, diagnostics: list[Diagnostic]
 ) -> None:
@@ -156,6 +196,9 @@ def check_identifier_lengths(
         names += [(naming.field_name(f.name), f.span) for f in record.decl.fields]
     for name, error in checked.errors.items():
         names.append((f"c_{runtime.exception_name(module.path, name)}", error.span))
+    for item in module.items:
+        if isinstance(item, ast.Enum):
+            names += [(naming.enum_constant(item.name, v.name), v.span) for v in item.variants]
     for name, fn in checked.fns.items():
         names.append((naming.fn_name(name), fn.decl.name_span))
         names += [(naming.param_name(p.decl.name), p.decl.span) for p in fn.params]
@@ -179,7 +222,8 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     _check_duplicates(module, diagnostics)
     record_decls = {i.name: i for i in module.items if isinstance(i, ast.Record)}
     error_decls = {i.name: i for i in module.items if isinstance(i, ast.ErrorDecl)}
-    resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics)
+    enum_names = frozenset(i.name for i in module.items if isinstance(i, ast.Enum))
+    resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics, enum_names)
 
     records: dict[str, RecordInfo] = {}
     for record in record_decls.values():
@@ -214,10 +258,11 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
                     )
                 )
 
+    enums: dict[str, dict[str, str]] = {}
     for item in module.items:
         if isinstance(item, ast.Enum):
             check_plain_annotations(item.annotations, "an enum", diagnostics)
-            diagnostics.append(Diagnostic.of("unsupported", "enums are not lowered yet", item.span))
+            enums[item.name] = _enum_values(item, diagnostics)
 
     fns: dict[str, FnInfo] = {}
     for item in module.items:
@@ -235,7 +280,7 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
         )
 
     imports = frozenset(imp.path[-1] for imp in module.imports)
-    checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports)
+    checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
     for name, info in fns.items():
         checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
     check_identifier_lengths(checked, target, diagnostics)

@@ -476,6 +476,20 @@ class BodyChecker:
         return None
 
     def expr_name(self, expr: ast.Name, expected: t.Type | None) -> t.Type:
+        if len(expr.path) == 2 and expr.path[0] in self.module.enums:
+            enum, variant = expr.path
+            variants = self.module.enums[enum]
+            if variant not in variants:
+                self.error(
+                    "unknown-name",
+                    f"enum `{enum}` has no variant `{variant}`{did_you_mean(variant, list(variants))}",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            self.analysis.names[id(expr)] = Symbol(
+                expr.text, naming.enum_constant(enum, variant), t.TEXT, "constant", False, expr.span
+            )
+            return t.TEXT
         if len(expr.path) > 1:
             self.error(
                 "unsupported",

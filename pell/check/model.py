@@ -52,7 +52,7 @@ class Symbol:
     name: str
     plsql: str
     type: Type
-    kind: Literal["local", "param", "loop"]
+    kind: Literal["local", "param", "loop", "constant"]
     mutable: bool
     span: ast.Span
 
@@ -83,3 +83,4 @@ class CheckedModule:
     fns: dict[str, FnInfo]
     analyses: dict[str, FnAnalysis]
     imports: frozenset[str]
+    enums: dict[str, dict[str, str]]  # enum -> variant -> its text

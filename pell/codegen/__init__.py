@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 import jinja2
 
-from pell import naming
+from pell import ast, naming
 from pell.check import types as t
 from pell.check.model import CheckedModule, FnInfo
+from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, SubprogramView, signature
 from pell.codegen.types import plsql_type
 from pell.resources import resource_dir
@@ -131,6 +132,14 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
 
     spec = [render(node) for node in ordered if node in public]
     body = [render(node) for node in ordered if node not in public]
+    for item in checked.module.items:
+        if isinstance(item, ast.Enum):
+            constants = [
+                f"{naming.enum_constant(item.name, variant)} CONSTANT VARCHAR2(4000) := "
+                f"{quote_text(value)};"
+                for variant, value in checked.enums[item.name].items()
+            ]
+            (spec if item.public else body).append("\n".join(constants))
     return spec, body
 
 
