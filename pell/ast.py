@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -375,3 +376,16 @@ class Module(Node):
     @property
     def dotted_name(self) -> str:
         return ".".join(self.path)
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and every node below it, depth first, in source order."""
+    stack: list[object] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Node):
+            yield current
+            children = [getattr(current, name) for name in current.__dataclass_fields__]
+            stack.extend(reversed(children))
+        elif isinstance(current, tuple):
+            stack.extend(reversed(current))

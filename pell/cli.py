@@ -212,7 +212,7 @@ def _runtime(args: argparse.Namespace) -> int:
         diagnostic = Diagnostic.of(
             "too-many-errors",
             f"the project declares {overflow.count} {overflow.category} errors; their code "
-            f"range holds 100",
+            f"range holds {overflow.capacity}",
             decl.span,
         )
         sys.stderr.write(render_all([diagnostic], source, args.pretty))

@@ -38,6 +38,21 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),
     "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),
+    "retry-serialization-scope": (Severity.WARNING, "`on = [serialization]` under savepoint scope"),
+    "retry-callable-from-sql": (
+        Severity.ERROR,
+        "@retry on a fn SQL calls (@udf, @deterministic, @result_cache)",
+    ),
+    "commit-in-retry": (
+        Severity.ERROR,
+        "a commit, rollback or DDL inside a savepoint-scoped retry",
+    ),
+    "side-effect-in-retry": (
+        Severity.WARNING,
+        "a call a rollback cannot undo, inside a retried body",
+    ),
+    "nested-retry": (Severity.WARNING, "a @retry fn calling another @retry fn"),
+    "retry-recover": (Severity.ERROR, "a `recover` fn that does not fit the retried fn"),
     "retry-combination": (
         Severity.ERROR,
         "@retry with an annotation or block it cannot be made safe with",

@@ -66,9 +66,22 @@ _ARGUMENT_NAMES = {
     "exponential": "exponential",
     "cap": "cap",
     "cap_ms": "cap",
+    "on": "on",
+    "scope": "scope",
+    "within": "within",
+    "recover": "recover",
+    "observe": "observe",
 }
-# Arguments of retry.md section 5, recognised but not lowered yet.
-_LATER_ARGUMENTS = ("on", "scope", "within", "recover")
+
+# The built-in error classes `on = [...]` may name: class -> (Oracle code, what it is).
+ERROR_CLASSES: dict[str, tuple[int, str]] = {
+    "deadlock": (-60, "ORA-00060 deadlock detected"),
+    "serialization": (-8177, "ORA-08177 can't serialize access for this transaction"),
+    "busy": (-54, "ORA-00054 resource busy (NOWAIT)"),
+    "lock_timeout": (-30006, "ORA-30006 resource busy; acquire with WAIT timeout expired"),
+    "snapshot_too_old": (-1555, "ORA-01555 snapshot too old"),
+}
+SCOPES = ("savepoint", "transaction")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +94,54 @@ class RetryPolicy:
     jitter_factor: bool = False  # `jitter = true`: multiply the backoff by 0.75 .. 1.25
     exponential: bool = False
     cap_ms: int | None = None
+    on: tuple[str, ...] = ()  # error classes and Pell errors to retry; empty: all but panics
+    scope: str = "savepoint"
+    within_ms: int | None = None  # a deadline for the whole call
+    recover: str | None = None  # fn called with the same arguments when attempts run out
+    observe: bool = False  # DBMS_APPLICATION_INFO.SET_ACTION on each retry
+
+    def sleep_bounds(self, failed_attempt: int) -> tuple[Decimal, Decimal]:
+        """(min, max) seconds slept after the `failed_attempt`-th failure (1-based)."""
+        if self.backoff_ms <= 0:
+            return Decimal(0), Decimal(0)
+        base = Decimal(self.backoff_ms) / 1000
+        if self.exponential:
+            base *= 2 ** (failed_attempt - 1)
+        low, high = base, base
+        if self.jitter_factor:
+            low, high = base * Decimal("0.75"), base * Decimal("1.25")
+        elif self.jitter_ms > 0:
+            high = base + Decimal(self.jitter_ms) / 1000
+        if self.cap_ms is not None:
+            cap = Decimal(self.cap_ms) / 1000
+            low, high = min(low, cap), min(high, cap)
+        return low, high
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledAttempt:
+    """One attempt of a retried call: the sleep before it and the worst case so far."""
+
+    attempt: int  # 1-based
+    sleep_min: Decimal  # seconds slept just before this attempt (0 before the first)
+    sleep_max: Decimal
+    cumulative_max: Decimal  # worst-case sleep from the call's start to this attempt
+    within_deadline: bool  # False: the deadline (`within`) is always past before it
+
+
+def schedule(policy: RetryPolicy) -> list[ScheduledAttempt]:
+    """The attempts a policy allows, with the sleep before each: what `pellc explain` prints."""
+    rows = [ScheduledAttempt(1, Decimal(0), Decimal(0), Decimal(0), True)]
+    cumulative_min = Decimal(0)
+    cumulative_max = Decimal(0)
+    deadline = Decimal(policy.within_ms) / 1000 if policy.within_ms is not None else None
+    for attempt in range(2, policy.attempts + 1):
+        low, high = policy.sleep_bounds(attempt - 1)
+        cumulative_min += low
+        cumulative_max += high
+        reachable = deadline is None or cumulative_min <= deadline
+        rows.append(ScheduledAttempt(attempt, low, high, cumulative_max, reachable))
+    return rows
 
 
 def format_seconds(milliseconds: int) -> str:
@@ -141,20 +202,14 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
                 )
                 continue
             canonical = "n"
-        elif arg.name in _LATER_ARGUMENTS:
-            diagnostics.append(
-                Diagnostic.of(
-                    "unsupported", f"@retry argument `{arg.name}` is not supported yet", arg.span
-                )
-            )
-            continue
         elif arg.name not in _ARGUMENT_NAMES:
             close = difflib.get_close_matches(arg.name, list(_ARGUMENT_NAMES), n=1)
             suggestion = f"; did you mean `{close[0]}`?" if close else ""
             error(
                 f"unknown @retry argument `{arg.name}`{suggestion}",
                 arg,
-                "@retry takes n, backoff, jitter, exponential and cap",
+                "@retry takes n, backoff, jitter, exponential, cap, on, scope, within, "
+                "recover and observe",
             )
             continue
         else:
@@ -249,6 +304,73 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
                     )
                 )
 
+    on: list[str] = []
+    if "on" in values:
+        arg = values["on"]
+        items = arg.value.items if isinstance(arg.value, ast.ListLit) else None
+        if not items or not all(isinstance(i, ast.Name) and len(i.path) == 1 for i in items):
+            error(
+                "@retry `on` takes a list of error classes and Pell errors: "
+                "`on = [deadlock, serialization]`",
+                arg,
+                f"the classes are {', '.join(ERROR_CLASSES)}",
+            )
+        else:
+            for item in items:
+                assert isinstance(item, ast.Name)
+                if item.path[0] in on:
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "retry-argument", f"`{item.path[0]}` is listed twice in `on`", item.span
+                        )
+                    )
+                on.append(item.path[0])
+
+    scope = "savepoint"
+    if "scope" in values:
+        arg = values["scope"]
+        value = arg.value
+        parts = value.parts if isinstance(value, ast.StringLit) else ()
+        if len(parts) == 1 and isinstance(parts[0], str) and parts[0] in SCOPES:
+            scope = parts[0]
+        else:
+            error('@retry `scope` is "savepoint" (the default) or "transaction"', arg)
+
+    within = None
+    if "within" in values:
+        within = milliseconds("within")
+        if within == 0:
+            error("@retry `within` takes a deadline in milliseconds, more than 0", values["within"])
+            within = None
+
+    recover = None
+    if "recover" in values:
+        arg = values["recover"]
+        if isinstance(arg.value, ast.Name) and len(arg.value.path) == 1:
+            recover = arg.value.path[0]
+        else:
+            error("@retry `recover` names a fn of this module: `recover = fallback`", arg)
+
+    observe = False
+    if "observe" in values:
+        arg = values["observe"]
+        flag = _boolean(arg.value)
+        if flag is None:
+            error("@retry `observe` takes `true` or `false`", arg)
+        else:
+            observe = flag
+
+    if scope == "savepoint" and "serialization" in on:
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-serialization-scope",
+                "retrying `serialization` (ORA-08177) inside a savepoint cannot succeed: "
+                "ROLLBACK TO SAVEPOINT keeps the transaction's snapshot",
+                values["on"].span,
+                hints=('add `scope = "transaction"` so each attempt starts a new transaction',),
+            )
+        )
+
     policy = RetryPolicy(
         attempts=attempts,
         backoff_ms=backoff,
@@ -256,5 +378,10 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
         jitter_factor=jitter_factor,
         exponential=exponential,
         cap_ms=cap,
+        on=tuple(on),
+        scope=scope,
+        within_ms=within,
+        recover=recover,
+        observe=observe,
     )
     return policy, diagnostics

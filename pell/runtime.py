@@ -10,11 +10,15 @@ from pell import ast
 RUNTIME_PACKAGE = "pell_runtime"
 
 # Category -> (first code, last code); codes are handed out from the first, downwards.
+# -20399, the last panic code, is pellc's own: a transaction-scoped @retry called with a
+# transaction already open.
 CATEGORY_RANGES: dict[str, tuple[int, int]] = {
     "propagate": (-20100, -20199),
     "skip": (-20200, -20299),
-    "panic": (-20300, -20399),
+    "panic": (-20300, -20398),
 }
+TRANSACTION_OPEN = "pell_transaction_open"
+TRANSACTION_OPEN_CODE = -20399
 
 
 def error_category(error: ast.ErrorDecl) -> str:
@@ -47,6 +51,7 @@ class NumberedError:
 class CodeOverflow:
     category: str
     count: int
+    capacity: int
     first_extra: tuple[str, ast.ErrorDecl]  # (module, declaration) of the 101st error
 
 
@@ -68,8 +73,12 @@ def number_errors(
             if code < last:
                 count = CATEGORY_RANGES[category][0] - code + 1
                 first = overflows.get(category)
+                capacity = CATEGORY_RANGES[category][0] - last + 1
                 overflows[category] = CodeOverflow(
-                    category, count, first.first_extra if first else (module.dotted_name, item)
+                    category,
+                    count,
+                    capacity,
+                    first.first_extra if first else (module.dotted_name, item),
                 )
                 continue
             numbered.append(
@@ -94,4 +103,6 @@ def runtime_sql(errors: list[NumberedError], version: str) -> str:
         package=RUNTIME_PACKAGE,
         errors=errors,
         constant=lambda e: f"c_{e.exception}",
+        transaction_open=TRANSACTION_OPEN,
+        transaction_open_code=TRANSACTION_OPEN_CODE,
     )

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from pell import ast, parse
-from pell.retry import RetryPolicy, format_seconds, policy_from_annotation, sleep_expression
+from pell.retry import (
+    RetryPolicy,
+    format_seconds,
+    policy_from_annotation,
+    schedule,
+    sleep_expression,
+)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +107,16 @@ def test_custom_attempt_variable() -> None:
         ("(cap=10)", ["retry-no-effect"]),
         ("(exponential=true)", ["retry-no-effect"]),
         ("(backoff=0, jitter=10)", ["retry-no-effect"]),
-        ("(within=100)", ["unsupported"]),
+        ("(within=0)", ["retry-argument"]),
+        ("(within=-5)", ["retry-argument"]),
+        ("(on=deadlock)", ["retry-argument"]),
+        ("(on=[])", ["retry-argument"]),
+        ("(on=[deadlock, deadlock])", ["retry-argument"]),
+        ('(scope="global")', ["retry-argument"]),
+        ("(scope=transaction)", ["retry-argument"]),
+        ("(observe=1)", ["retry-argument"]),
+        ('(recover="fallback")', ["retry-argument"]),
+        ("(on=[serialization])", ["retry-serialization-scope"]),
     ],
 )
 def test_bad_arguments_are_reported(arguments: str, codes: list[str]) -> None:
@@ -108,3 +125,33 @@ def test_bad_arguments_are_reported(arguments: str, codes: list[str]) -> None:
 
 def test_cap_equal_to_backoff_is_fine() -> None:
     assert _policy("(backoff=100, cap=100)")[1] == []
+
+
+def test_beyond_the_reference_arguments() -> None:
+    policy, codes = _policy(
+        '(n=4, on=[deadlock, serialization], scope="transaction", within=1500, '
+        "recover=fallback, observe=true)"
+    )
+    assert codes == []
+    assert policy.on == ("deadlock", "serialization")
+    assert policy.scope == "transaction"
+    assert policy.within_ms == 1500
+    assert policy.recover == "fallback"
+    assert policy.observe is True
+
+
+def test_schedule_of_the_reference_case() -> None:
+    policy, _ = _policy("(n=5, backoff=100, jitter=50, exponential=true, cap=2000)")
+    rows = schedule(policy)
+    assert [(r.attempt, str(r.sleep_min), str(r.sleep_max)) for r in rows] == [
+        (1, "0", "0"), (2, "0.1", "0.15"), (3, "0.2", "0.25"), (4, "0.4", "0.45"), (5, "0.8", "0.85"),
+    ]  # fmt: skip
+    assert rows[-1].cumulative_max == Decimal("1.7")
+
+
+def test_schedule_caps_and_deadline() -> None:
+    rows = schedule(
+        RetryPolicy(attempts=4, backoff_ms=1000, exponential=True, cap_ms=1500, within_ms=2000)
+    )
+    assert [str(r.sleep_max) for r in rows] == ["0", "1", "1.5", "1.5"]
+    assert [r.within_deadline for r in rows] == [True, True, False, False]

@@ -8,9 +8,11 @@ from pell.check.annotations import (
     check_error_annotations,
     check_fn_annotations,
     check_plain_annotations,
+    check_retry_targets,
 )
 from pell.check.bodies import check_fn_body
 from pell.check.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
+from pell.check.retry_safety import check_retry_safety
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 
 __all__ = ["CheckedModule", "TypeResolver", "check"]
@@ -279,9 +281,60 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
             item, params, returns, errors, policy, retry_annotation, module.path
         )
 
+    for info in fns.values():
+        if info.retry is not None and info.retry_annotation is not None:
+            check_retry_targets(
+                info.decl, info.retry, info.retry_annotation, error_decls, diagnostics
+            )
+            if info.retry.recover is not None:
+                _check_recover(info, fns, diagnostics)
+
     imports = frozenset(imp.path[-1] for imp in module.imports)
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
     for name, info in fns.items():
         checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
     check_identifier_lengths(checked, target, diagnostics)
+    check_retry_safety(checked, diagnostics)
     return checked, diagnostics
+
+
+def _check_recover(info: FnInfo, fns: dict[str, FnInfo], diagnostics: list[Diagnostic]) -> None:
+    """`recover = f`: f takes the retried fn's parameters (names aside) and returns its type."""
+    assert info.retry is not None and info.retry_annotation is not None
+    name = info.retry.recover
+    arg = next(a for a in info.retry_annotation.args if a.name == "recover")
+    target = fns.get(name or "")
+    if target is None:
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-recover",
+                f"`recover` names `{name}`, which is not a fn of this module"
+                f"{did_you_mean(name or '', sorted(fns))}",
+                arg.span,
+            )
+        )
+        return
+    if target is info:
+        diagnostics.append(
+            Diagnostic.of("retry-recover", "a fn cannot be its own `recover`", arg.span)
+        )
+        return
+    ours = [(p.decl.mode, p.type) for p in info.params]
+    theirs = [(p.decl.mode, p.type) for p in target.params]
+    if ours != theirs or info.returns != target.returns:
+
+        def shape(fn: FnInfo) -> str:
+            params = ", ".join(
+                ("" if p.decl.mode == "in" else p.decl.mode + " ") + str(p.type) for p in fn.params
+            )
+            return f"({params}) -> {fn.returns}"
+
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-recover",
+                f"`recover = {name}` must take and return what `{info.decl.name}` does: "
+                f"`{info.decl.name}` is {shape(info)}, `{name}` is {shape(target)}",
+                arg.span,
+                notes=(Note(f"`{name}` is declared here", target.decl.name_span),),
+            )
+        )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pell import ast
-from pell.diagnostics import Diagnostic, Note
-from pell.retry import RetryPolicy, policy_from_annotation
+from pell.diagnostics import Diagnostic, Note, did_you_mean
+from pell.retry import ERROR_CLASSES, RetryPolicy, policy_from_annotation
 
 FN_ANNOTATIONS = ("retry", "autonomous", "pipelined", "deterministic", "result_cache", "udf")
 ERROR_ANNOTATIONS = ("propagate", "skip", "panic")
@@ -108,9 +108,61 @@ def check_fn_annotations(
                     notes=(Note(f"@{name} is here", by_name[name].span),),
                 )
             )
+    for name in ("udf", "deterministic", "result_cache"):
+        if name in by_name:
+            diagnostics.append(
+                Diagnostic.of(
+                    "retry-callable-from-sql",
+                    f"@retry cannot be used with @{name} on fn `{fn.name}`: a fn called from SQL "
+                    "cannot roll back to a savepoint or commit (ORA-14552)",
+                    retry.span,
+                    notes=(Note(f"@{name} is here", by_name[name].span),),
+                    hints=("retry in the PL/SQL that runs the SQL, not in the fn SQL calls",),
+                )
+            )
     policy, retry_diagnostics = policy_from_annotation(retry)
     diagnostics.extend(retry_diagnostics)
     return policy, retry
+
+
+def check_retry_targets(
+    fn: ast.Fn,
+    policy: RetryPolicy,
+    annotation: ast.Annotation,
+    errors: dict[str, ast.ErrorDecl],
+    diagnostics: list[Diagnostic],
+) -> None:
+    """`on = [...]` names known error classes or this module's errors, never a @panic one."""
+    on_arg = next((a for a in annotation.args if a.name == "on"), None)
+    if on_arg is None or not isinstance(on_arg.value, ast.ListLit):
+        return
+    for item in on_arg.value.items:
+        if not isinstance(item, ast.Name):
+            continue
+        name = item.path[0]
+        if name in ERROR_CLASSES:
+            continue
+        decl = errors.get(name)
+        if decl is None:
+            known = [*ERROR_CLASSES, *sorted(errors)]
+            diagnostics.append(
+                Diagnostic.of(
+                    "retry-argument",
+                    f"`{name}` in `on` is neither an error class nor an error of this module"
+                    f"{did_you_mean(name, known)}",
+                    item.span,
+                    hints=(f"the classes are {', '.join(ERROR_CLASSES)}",),
+                )
+            )
+        elif any(a.name == "panic" for a in decl.annotations):
+            diagnostics.append(
+                Diagnostic.of(
+                    "retry-argument",
+                    f"`{name}` is a @panic error: retrying cannot cure it, so it cannot be in `on`",
+                    item.span,
+                    notes=(Note(f"`{name}` is declared here", decl.span),),
+                )
+            )
 
 
 def check_error_annotations(error: ast.ErrorDecl, diagnostics: list[Diagnostic]) -> None:

@@ -207,7 +207,8 @@ def generate(
         # Private subprograms are declared first so they may call each other in any order.
         forward_signatures=tuple(signature(fn) for fn in fns if not fn.decl.public),
         panic_range=PANIC_RANGE,
-        panic_codes=_panic_codes() if any(fn.retry for fn in fns) else (),
+        # pell_is_panic serves the retry loops that catch every error (no `on = [...]`)
+        panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
         subprograms=subprograms,
     )
     template = template_environment().get_template("package.sql.j2")

@@ -11,7 +11,13 @@ from pell.check.bodies import falls_through, sql_chain, strip_propagate
 from pell.check.model import CheckedModule, FnAnalysis, FnInfo
 from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, quote_text, wrap
 from pell.codegen.types import plsql_type
-from pell.retry import ATTEMPT_VARIABLE, sleep_expression
+from pell.retry import (
+    ATTEMPT_VARIABLE,
+    ERROR_CLASSES,
+    RetryPolicy,
+    format_seconds,
+    sleep_expression,
+)
 
 INDENT = "  "
 _MODES = {"in": "IN", "out": "OUT", "inout": "IN OUT"}
@@ -37,6 +43,10 @@ _FUNCTION_CLAUSES = (("deterministic", "DETERMINISTIC"), ("result_cache", "RESUL
 FINALLY_PROCEDURE = "pell_finally"
 FINALLY_DONE = "l_pell_finally_done"
 RESULT_VARIABLE = "l_pell_result"
+DEADLINE_VARIABLE = "l_pell_deadline"
+SLEEP_VARIABLE = "l_pell_sleep"
+MODULE_VARIABLE = "l_pell_module"
+ACTION_VARIABLE = "l_pell_action"
 
 
 def signature(fn: FnInfo) -> str:
@@ -59,20 +69,12 @@ def signature(fn: FnInfo) -> str:
 
 def _refers_to(expr: ast.Expr, plsql_root: str, analysis: FnAnalysis) -> bool:
     """Does `expr` read the variable `plsql_root` anywhere?"""
-    stack: list[object] = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name):
-            symbol = analysis.names.get(id(node))
-            if symbol is not None and symbol.plsql == plsql_root:
-                return True
-        elif isinstance(node, ast.Node):
-            stack.extend(
-                getattr(node, name) for name in node.__dataclass_fields__ if name != "span"
-            )
-        elif isinstance(node, tuple):
-            stack.extend(node)
-    return False
+    return any(
+        isinstance(node, ast.Name)
+        and (symbol := analysis.names.get(id(node))) is not None
+        and symbol.plsql == plsql_root
+        for node in ast.walk(expr)
+    )
 
 
 class FnLowerer(ExpressionLowerer):
@@ -97,6 +99,7 @@ class FnLowerer(ExpressionLowerer):
         self.loop_depth = 0
         self.needs_result = False
         self.savepoints = 0
+        self.retry_declarations: list[str] = []
 
     # -- output helpers
 
@@ -163,6 +166,7 @@ class FnLowerer(ExpressionLowerer):
             declarations.append(f"{RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
         if self.fn.retry is not None:
             declarations.append(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;")
+            declarations += self.retry_declarations
         declarations += finally_lines
         if not self.lines:
             self.lines.append(INDENT + "NULL;")
@@ -192,39 +196,145 @@ class FnLowerer(ExpressionLowerer):
                 self.emit(line)
 
     def retry_loop(self) -> None:
-        """The body as the retry unit: a savepoint per attempt, panics bypassed, capped backoff."""
+        """The body as the retry unit: each attempt rolled back on a retryable error (to a
+        savepoint, or the whole transaction), panics bypassed, a bounded, jittered sleep."""
         policy = self.fn.retry
         assert policy is not None
+        declare = self.retry_declarations
+        params = [(naming.param_name(p.decl.name), p) for p in self.fn.params]
+        inout = [(name, p) for name, p in params if p.decl.mode == "inout"]
+        restore_action = (
+            [f"DBMS_APPLICATION_INFO.SET_ACTION({ACTION_VARIABLE});"] if policy.observe else []
+        )
         self.depth = 1
+
+        if policy.scope == "transaction":
+            self.emit("IF DBMS_TRANSACTION.LOCAL_TRANSACTION_ID IS NOT NULL THEN")
+            message = (
+                f"{self.checked.module.dotted_name}.{self.fn.decl.name}: "
+                '@retry(scope = "transaction") starts its own transaction, but one is already '
+                "open; commit or roll back before calling it"
+            )
+            self.emit(
+                f"  RAISE_APPLICATION_ERROR({runtime.RUNTIME_PACKAGE}.c_{runtime.TRANSACTION_OPEN}, "
+                f"{quote_text(message)});"
+            )
+            self.emit("END IF;")
+        for name, param in inout:
+            saved = f"l_pell_saved_{name[2:]}"
+            declare.append(f"{saved} {plsql_type(param.type, 'local')};")
+            self.emit(f"{saved} := {name};")
+        if policy.within_ms is not None:
+            declare.append(f"{DEADLINE_VARIABLE} TIMESTAMP WITH TIME ZONE;")
+            self.emit(
+                f"{DEADLINE_VARIABLE} := SYSTIMESTAMP + "
+                f"NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND');"
+            )
+        if policy.observe:
+            declare += [f"{MODULE_VARIABLE} VARCHAR2(64);", f"{ACTION_VARIABLE} VARCHAR2(64);"]
+            self.emit(f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE});")
+
         self.emit("LOOP")
         self.depth = 2
-        self.emit("SAVEPOINT pell_attempt;")
+        if policy.scope == "savepoint":
+            self.emit("SAVEPOINT pell_attempt;")
         self.emit("BEGIN")
         self.depth = 3
+        hooks: list[tuple[tuple[str, ...], int]] = []
+        if restore_action:
+            hooks.append((tuple(restore_action), 0))
+        if policy.scope == "transaction":
+            hooks.append((("COMMIT;",), 0))
+        self.exit_hooks += hooks
         self.block(self.fn.decl.body)
         if self.analysis.falls_through:
+            self.run_exit_hooks(hooks)
             self.emit("EXIT;")
+        del self.exit_hooks[len(self.exit_hooks) - len(hooks) :]
         self.depth = 2
         self.emit("EXCEPTION")
         self.depth = 3
-        self.emit("WHEN OTHERS THEN")
+        self.emit(f"WHEN {self.retried_errors(policy)} THEN")
         self.depth = 4
-        self.emit("IF pell_is_panic(SQLCODE) THEN RAISE; END IF;")
+        rollback = "ROLLBACK;" if policy.scope == "transaction" else "ROLLBACK TO pell_attempt;"
+        if not policy.on:
+            on_panic = [*restore_action, "ROLLBACK;" if policy.scope == "transaction" else ""]
+            self.emit(
+                f"IF pell_is_panic(SQLCODE) THEN {' '.join(filter(None, [*on_panic, 'RAISE;']))} END IF;"
+            )
         self.emit(f"{ATTEMPT_VARIABLE} := {ATTEMPT_VARIABLE} + 1;")
-        self.emit("ROLLBACK TO pell_attempt;")
-        self.emit(f"IF {ATTEMPT_VARIABLE} >= {policy.attempts} THEN RAISE; END IF;")
-        sleep = sleep_expression(policy)
-        if sleep is not None:
-            procedure = SLEEP_PROCEDURES[self.target]
-            if procedure == "DBMS_LOCK.SLEEP":
-                self.emit(
-                    "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
-                )
-            self.emit(f"{procedure}({sleep});")
+        self.emit(rollback)
+        exhausted = list(restore_action)
+        if policy.recover is not None:
+            call = f"{naming.fn_name(policy.recover)}({', '.join(name for name, _ in params)})"
+            exhausted += [f"RETURN {call};"] if self.fn.is_function else [f"{call};", "RETURN;"]
+        else:
+            exhausted.append("RAISE;")
+        self.if_block(f"{ATTEMPT_VARIABLE} >= {policy.attempts}", exhausted)
+        for name, _ in inout:
+            self.emit(f"{name} := l_pell_saved_{name[2:]};")
+        self.sleep(policy, [*restore_action, "RAISE;"])
+        if policy.observe:
+            label = f"/{policy.attempts} {self.fn.decl.name}"
+            self.emit(
+                "DBMS_APPLICATION_INFO.SET_ACTION("
+                f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)});"
+            )
         self.depth = 2
         self.emit("END;")
         self.depth = 1
         self.emit("END LOOP;")
+
+    def retried_errors(self, policy: RetryPolicy) -> str:
+        """`OTHERS`, or the named exceptions of `on = [...]`, declared as needed."""
+        if not policy.on:
+            return "OTHERS"
+        names = []
+        for name in policy.on:
+            if name in ERROR_CLASSES:
+                exception = f"e_pell_{name}"
+                self.retry_declarations += [
+                    f"{exception} EXCEPTION;",
+                    f"PRAGMA EXCEPTION_INIT({exception}, {ERROR_CLASSES[name][0]});",
+                ]
+                names.append(exception)
+            else:
+                exception = runtime.exception_name(self.checked.module.path, name)
+                names.append(f"{runtime.RUNTIME_PACKAGE}.{exception}")
+        return " OR ".join(names)
+
+    def if_block(self, condition: str, then: list[str]) -> None:
+        """`IF c THEN s; END IF;` on one line for one statement, else spread over lines."""
+        if len(then) == 1:
+            self.emit(f"IF {condition} THEN {then[0]} END IF;")
+            return
+        self.emit(f"IF {condition} THEN")
+        for line in then:
+            self.emit(INDENT + line)
+        self.emit("END IF;")
+
+    def sleep(self, policy: RetryPolicy, give_up: list[str]) -> None:
+        """The sleep before the next attempt; with `within`, give up rather than pass the deadline."""
+        sleep = sleep_expression(policy)
+        procedure = SLEEP_PROCEDURES[self.target]
+        if policy.within_ms is not None:
+            if sleep is None:
+                self.if_block(f"SYSTIMESTAMP > {DEADLINE_VARIABLE}", give_up)
+                return
+            self.retry_declarations.append(f"{SLEEP_VARIABLE} NUMBER;")
+            self.emit(f"{SLEEP_VARIABLE} := {sleep};")
+            self.if_block(
+                f"SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') > {DEADLINE_VARIABLE}",
+                give_up,
+            )
+            sleep = SLEEP_VARIABLE
+        if sleep is None:
+            return
+        if procedure == "DBMS_LOCK.SLEEP":
+            self.emit(
+                "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
+            )
+        self.emit(f"{procedure}({sleep});")
 
     # -- statements
 

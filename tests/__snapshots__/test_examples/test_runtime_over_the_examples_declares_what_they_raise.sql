@@ -57,6 +57,11 @@ CREATE OR REPLACE PACKAGE pell_runtime AS
   PRAGMA EXCEPTION_INIT(jobs_queue_readyjobnotfound, -20108);
   c_jobs_queue_readyjobnotfound CONSTANT PLS_INTEGER := -20108;
 
+  -- pellc's own panic: a @retry(scope = "transaction") fn called inside an open transaction
+  pell_transaction_open EXCEPTION;
+  PRAGMA EXCEPTION_INIT(pell_transaction_open, -20399);
+  c_pell_transaction_open CONSTANT PLS_INTEGER := -20399;
+
   -- JSON pieces for error payloads: a quoted, escaped string; a number; a boolean; null for NULL.
   FUNCTION json_text(p_value IN VARCHAR2) RETURN VARCHAR2;
   FUNCTION json_number(p_value IN NUMBER) RETURN VARCHAR2;
