@@ -63,6 +63,16 @@ def _parser() -> argparse.ArgumentParser:
     runtime.add_argument(
         "--pretty", action="store_true", help="show source lines under diagnostics"
     )
+    explain = commands.add_parser(
+        "explain",
+        parents=[common],
+        help="show what each @retry fn does: attempts, sleeps, scope, retried errors",
+        description="For each retried fn: the attempts with the min/max sleep before each, "
+        "the worst-case total sleep, the scope, and which errors are retried.",
+    )
+    explain.add_argument("file", metavar="FILE", type=Path)
+    explain.add_argument("fn", nargs="?", metavar="FN", help="only this fn")
+    explain.add_argument("--json", action="store_true", help="JSON for tools")
     check = commands.add_parser(
         "check",
         parents=[common],
@@ -227,6 +237,38 @@ def _runtime(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _explain(args: argparse.Namespace) -> int:
+    import json
+
+    from pell import check, parse
+    from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.explain import explain, render_json, render_text
+
+    path: Path = args.file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"cannot read {path}: {error}") from error
+    source = SourceFile(str(path), text)
+    module, diagnostics = parse(text)
+    if module is not None:
+        checked, more = check(module, args.target)
+        diagnostics += more
+    if module is None or has_errors(diagnostics):
+        sys.stderr.write(render_all(diagnostics, source, args.pretty))
+        return EXIT_ERRORS
+    explanations = explain(checked, source)
+    if args.fn is not None:
+        explanations = [e for e in explanations if e.fn == args.fn]
+        if not explanations:
+            raise UsageError(f"{path} has no fn `{args.fn}` with @retry")
+    if args.json:
+        sys.stdout.write(json.dumps(render_json(explanations, checked), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(explanations, checked, str(path)))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run pellc; returns the exit code (0 ok, 1 compile errors, 2 usage, 3 internal error)."""
     parser = _parser()
@@ -239,6 +281,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _build(args)
         if args.command == "runtime":
             return _runtime(args)
+        if args.command == "explain":
+            return _explain(args)
         return _check(args)
     except UsageError as error:
         sys.stderr.write(f"pellc: error: {error}\n")

@@ -1,0 +1,165 @@
+"""`pellc explain`: what each retried fn will do, as a table a person reads or JSON a tool reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from pell.check.model import CheckedModule, FnInfo
+from pell.diagnostics import SourceFile
+from pell.retry import ERROR_CLASSES, NEVER_RETRY, RetryPolicy, ScheduledAttempt, schedule
+
+
+@dataclass(frozen=True, slots=True)
+class RetryExplanation:
+    fn: str
+    line: int
+    policy: RetryPolicy
+    schedule: list[ScheduledAttempt]
+
+    @property
+    def worst_case_sleep(self) -> Decimal:
+        reachable = [row for row in self.schedule if row.within_deadline]
+        return reachable[-1].cumulative_max
+
+    def retries_on(self, module: str) -> list[str]:
+        if not self.policy.on:
+            return [
+                "every error except the never-retry set: @panic errors (-20399 .. -20300) and "
+                f"{len(NEVER_RETRY)} Oracle codes (pell_is_panic)"
+            ]
+        described = []
+        for name in self.policy.on:
+            if name in ERROR_CLASSES:
+                described.append(f"{name}: {ERROR_CLASSES[name][1]}")
+            else:
+                described.append(f"{name}: the Pell error {module}.{name}")
+        return described
+
+    @property
+    def scope_text(self) -> str:
+        if self.policy.scope == "transaction":
+            return (
+                "transaction: each attempt is a whole transaction (full ROLLBACK on failure, "
+                "COMMIT on success); calling it inside an open transaction is an error"
+            )
+        return "savepoint: each failed attempt rolls back to SAVEPOINT pell_attempt"
+
+
+def explain(checked: CheckedModule, source: SourceFile) -> list[RetryExplanation]:
+    """One explanation per retried fn, in source order."""
+    result = []
+    for fn in checked.fns.values():
+        if fn.retry is None:
+            continue
+        line, _ = source.line_col(fn.decl.span.start)
+        result.append(RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry)))
+    return result
+
+
+def _seconds(value: Decimal) -> str:
+    return f"{value:.3f}"
+
+
+def render_text(explanations: list[RetryExplanation], checked: CheckedModule, path: str) -> str:
+    module = checked.module.dotted_name
+    blocks = []
+    for item in explanations:
+        policy = item.policy
+        lines = [f"{item.fn}  ({path}:{item.line})"]
+        annotation = _annotation(checked.fns[item.fn])
+        lines.append(f"  {annotation}")
+        lines.append(f"  scope     {item.scope_text}")
+        retries = item.retries_on(module)
+        lines.append(f"  retries   {retries[0]}")
+        lines += [f"            {more}" for more in retries[1:]]
+        if policy.within_ms is not None:
+            lines.append(
+                f"  deadline  {_seconds(Decimal(policy.within_ms) / 1000)} s for the whole call; "
+                "no sleep may pass it"
+            )
+        if policy.recover is not None:
+            lines.append(f"  recover   {policy.recover}(...) when the attempts run out")
+        lines.append("")
+        lines.append("  attempt  sleep before it (s)  worst case so far (s)")
+        for row in item.schedule:
+            sleep = (
+                "-"
+                if row.attempt == 1
+                else f"{_seconds(row.sleep_min)} - {_seconds(row.sleep_max)}"
+            )
+            note = ""
+            if not row.within_deadline:
+                note = "  never reached: the deadline is past"
+            elif policy.within_ms is not None and row.cumulative_max * 1000 > policy.within_ms:
+                note = "  may be cut by the deadline"
+            lines.append(f"  {row.attempt:<7}  {sleep:<19}  {_seconds(row.cumulative_max)}{note}")
+        reachable = sum(1 for row in item.schedule if row.within_deadline)
+        lines.append(
+            f"  worst-case sleep: {_seconds(item.worst_case_sleep)} s over {reachable} attempts"
+        )
+        blocks.append("\n".join(lines))
+    if not blocks:
+        return f"{path}: no fn has @retry\n"
+    return "\n\n".join(blocks) + "\n"
+
+
+def _annotation(fn: FnInfo) -> str:
+    """The @retry annotation as written (normalised spacing)."""
+    annotation = fn.retry_annotation
+    assert annotation is not None
+    if not annotation.args:
+        return "@retry"
+    args = ", ".join(
+        (f"{a.name}=" if a.name else "") + _source_text(a.value) for a in annotation.args
+    )
+    return f"@retry({args})"
+
+
+def _source_text(value: Any) -> str:
+    from pell import ast
+
+    if isinstance(value, ast.NumberLit):
+        return value.text
+    if isinstance(value, ast.BoolLit):
+        return "true" if value.value else "false"
+    if isinstance(value, ast.Name):
+        return value.text
+    if isinstance(value, ast.StringLit):
+        return '"' + "".join(p for p in value.parts if isinstance(p, str)) + '"'
+    if isinstance(value, ast.ListLit):
+        return "[" + ", ".join(_source_text(i) for i in value.items) + "]"
+    if isinstance(value, ast.Unary):
+        return value.op + _source_text(value.operand)
+    return "..."
+
+
+def render_json(explanations: list[RetryExplanation], checked: CheckedModule) -> dict[str, Any]:
+    module = checked.module.dotted_name
+    return {
+        "module": module,
+        "fns": [
+            {
+                "name": item.fn,
+                "line": item.line,
+                "attempts": item.policy.attempts,
+                "scope": item.policy.scope,
+                "retries_on": list(item.policy.on) or ["all-but-panics"],
+                "deadline_ms": item.policy.within_ms,
+                "recover": item.policy.recover,
+                "schedule": [
+                    {
+                        "attempt": row.attempt,
+                        "sleep_min_s": float(row.sleep_min),
+                        "sleep_max_s": float(row.sleep_max),
+                        "cumulative_max_s": float(row.cumulative_max),
+                        "within_deadline": row.within_deadline,
+                    }
+                    for row in item.schedule
+                ],
+                "worst_case_sleep_s": float(item.worst_case_sleep),
+            }
+            for item in explanations
+        ],
+    }
