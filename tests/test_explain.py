@@ -160,3 +160,22 @@ def test_explain_json_and_one_fn(capsys: pytest.CaptureFixture[str]) -> None:
 def test_explain_unknown_fn_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explain", str(EXAMPLES / "orders.pell"), "nope"]) == 2
     assert "has no fn `nope` with @retry" in capsys.readouterr().err
+
+
+def test_retry_guide_prints_the_never_retry_table_from_the_code() -> None:
+    from pell.retry import NEVER_RETRY
+
+    guide = (Path(__file__).parent.parent / "docs" / "retry.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(-\d+)` \| (.+?) \| (.+?) \|$", guide, re.MULTILINE)
+    assert [(int(code), name, reason) for code, name, reason in rows] == list(NEVER_RETRY)
+
+
+def test_retry_guide_shows_the_current_safety_messages() -> None:
+    guide = (Path(__file__).parent.parent / "docs" / "retry.md").read_text(encoding="utf-8")
+    snapshot = (
+        Path(__file__).parent
+        / "__snapshots__"
+        / "test_cases"
+        / "test_error_case_is_reported[retry_safety].txt"
+    ).read_text(encoding="utf-8")
+    assert snapshot in guide
