@@ -6,6 +6,7 @@ module), `compile_source` (text -> SQL and diagnostics), `compile_path` (a file)
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,8 @@ class CompileResult:
     source: SourceFile
     sql: str | None
     diagnostics: tuple[Diagnostic, ...]
+    module: ast.Module | None = None  # the parsed module, when it parsed
+    source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
 
     @property
     def ok(self) -> bool:
@@ -56,9 +59,19 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
     checked, check_diagnostics = check(module, target)
     diagnostics += check_diagnostics
     if has_errors(diagnostics):
-        return CompileResult(source, None, tuple(diagnostics))
-    sql = generate(checked, filename, text, __version__, target)
-    return CompileResult(source, sql, tuple(diagnostics))
+        return CompileResult(source, None, tuple(diagnostics), module)
+    sql, origins = generate(checked, filename, text, __version__, target)
+    lines = {}
+    for sql_line, offset in sorted(origins.items()):
+        line, column = source.line_col(offset)
+        lines[str(sql_line)] = [line, column]
+    source_map: dict[str, object] = {
+        "source": filename,
+        "source_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        "sql_sha256": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
+        "lines": lines,
+    }
+    return CompileResult(source, sql, tuple(diagnostics), module, source_map)
 
 
 def compile_path(path: str | Path, target: str = "23ai") -> CompileResult:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,7 +41,15 @@ def _parser() -> argparse.ArgumentParser:
         help="compile .pell files to .sql",
         description="Compile .pell files to .sql.",
     )
-    build.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    build.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
+    build.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 listing every output that is missing or stale",
+    )
+    build.add_argument(
+        "--map", action="store_true", help="also write NAME.sql.map.json (SQL line -> Pell line)"
+    )
     output = build.add_mutually_exclusive_group()
     output.add_argument(
         "-o", "--output", type=Path, metavar="OUT.sql", help="write the SQL here (one FILE)"
@@ -81,19 +87,6 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("files", nargs="+", metavar="FILE", type=Path)
     return parser
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
@@ -151,9 +144,19 @@ class InternalError(Exception):
 
 
 def _build(args: argparse.Namespace) -> int:
+    from pell.build import write_atomically
+
     files: list[Path] = args.files
     if len(files) > 1 and args.output is not None:
         raise UsageError("-o names one output file; use -d OUTDIR for several inputs")
+    tree = args.check or args.map or any(path.is_dir() for path in files)
+    if tree or args.out_dir is not None:
+        if args.out_dir is None:
+            raise UsageError("directory builds, --check and --map need -d OUTDIR")
+        for path in files:
+            if not path.exists():
+                raise UsageError(f"cannot read {path}: No such file or directory")
+        return _build_tree(args)
     failed = False
     for path in files:
         sql = _compile_file(path, args.target, args.pretty)
@@ -167,6 +170,51 @@ def _build(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(sql)
     return EXIT_ERRORS if failed else EXIT_OK
+
+
+def _build_tree(args: argparse.Namespace) -> int:
+    from pell.build import SourceUnit, build_tree
+    from pell.diagnostics import render_all
+
+    terminal = sys.stderr.isatty()
+    current: list[Path] = [Path(".")]
+
+    def progress(index: int, total: int, unit: SourceUnit) -> None:
+        current[0] = unit.path
+        if terminal and total > 20:
+            sys.stderr.write(f"\r\x1b[Kbuilding {index}/{total} {unit.path}")
+            sys.stderr.flush()
+
+    try:
+        result = build_tree(
+            args.files, args.out_dir, args.target, args.check, args.map, progress
+        )
+    except Exception as error:
+        raise InternalError(current[0], error) from error
+    if terminal and len(result.outcomes) > 20:
+        sys.stderr.write("\r\x1b[K")
+    for outcome in result.outcomes:
+        if outcome.source is not None and outcome.diagnostics:
+            shown = type(outcome.source)(str(outcome.unit.path), outcome.source.text)
+            sys.stderr.write(render_all(outcome.diagnostics, shown, args.pretty))
+    if args.check:
+        problems = [
+            (o.status, args.out_dir / o.unit.output)
+            for o in result.outcomes
+            if o.status in ("missing", "stale")
+        ]
+        if result.runtime in ("missing", "stale"):
+            problems.append((result.runtime, args.out_dir / "pell_runtime.sql"))
+        for status, path in problems:
+            sys.stderr.write(f"{path}: {status}\n")
+        fresh = len(result.outcomes) - len(problems) - result.count("failed")
+        sys.stderr.write(
+            f"checked {len(result.outcomes)}: fresh {fresh}, stale or missing {len(problems)}, "
+            f"failed {result.count('failed')}\n"
+        )
+        return EXIT_ERRORS if problems or result.failed else EXIT_OK
+    sys.stderr.write(result.summary() + "\n")
+    return EXIT_ERRORS if result.failed or result.runtime == "failed" else EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -229,6 +277,8 @@ def _runtime(args: argparse.Namespace) -> int:
         failed = True
     if failed:
         return EXIT_ERRORS
+    from pell.build import write_atomically
+
     sql = runtime_sql(numbered, __version__)
     if args.output is not None:
         write_atomically(args.output, sql)

@@ -12,7 +12,14 @@ from pell import ast, naming
 from pell.check import types as t
 from pell.check.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
-from pell.codegen.subprograms import FnLowerer, SubprogramView, signature
+from pell.codegen.subprograms import (
+    MARKER_END,
+    MARKER_START,
+    FnLowerer,
+    SubprogramView,
+    signature,
+    source_marker,
+)
 from pell.codegen.types import plsql_type
 from pell.resources import resource_dir
 from pell.retry import NEVER_RETRY, PANIC_RANGE
@@ -189,8 +196,9 @@ def header(source_name: str, source_text: str, version: str, target: str) -> str
 
 def generate(
     checked: CheckedModule, source_name: str, source_text: str, version: str, target: str
-) -> str:
-    """The `.sql` file for one module: the package spec and body, each ended by `/`."""
+) -> tuple[str, dict[int, int]]:
+    """The `.sql` file for one module (the package spec and body, each ended by `/`), and
+    which source offset each of its lines came from."""
     schema, name = naming.package_name(checked.module.path)
     spec_types, body_types = type_declarations(checked)
     fns = list(checked.fns.values())
@@ -202,7 +210,9 @@ def generate(
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
         spec_records=tuple(spec_types),
-        spec_signatures=tuple(signature(fn) for fn in fns if fn.decl.public),
+        spec_signatures=tuple(
+            source_marker(fn.decl.name_span.start) + signature(fn) for fn in fns if fn.decl.public
+        ),
         body_records=tuple(body_types),
         # Private subprograms are declared first so they may call each other in any order.
         forward_signatures=tuple(signature(fn) for fn in fns if not fn.decl.public),
@@ -212,6 +222,21 @@ def generate(
         subprograms=subprograms,
     )
     template = template_environment().get_template("package.sql.j2")
-    return template.render(
+    rendered = template.render(
         header=header(source_name, source_text, version, target), package=package
     )
+    return strip_markers(rendered)
+
+
+def strip_markers(rendered: str) -> tuple[str, dict[int, int]]:
+    """The SQL without source markers, and SQL line (1-based) -> source offset."""
+    lines = []
+    origins: dict[int, int] = {}
+    for number, line in enumerate(rendered.split("\n"), start=1):
+        while MARKER_START in line:
+            start = line.index(MARKER_START)
+            end = line.index(MARKER_END, start)
+            origins.setdefault(number, int(line[start + 1 : end]))
+            line = line[:start] + line[end + 1 :]
+        lines.append(line)
+    return "\n".join(lines), origins

@@ -28,6 +28,15 @@ SLEEP_PROCEDURES = {
 }
 
 
+# Lines carry the source offset they came from as an invisible marker; codegen strips the
+# markers from the rendered text and turns them into the source map.
+MARKER_START, MARKER_END = "\ue000", "\ue001"  # private use: never in real output
+
+
+def source_marker(offset: int) -> str:
+    return f"{MARKER_START}{offset}{MARKER_END}"
+
+
 @dataclass(frozen=True, slots=True)
 class SubprogramView:
     """What the subprogram template lays out."""
@@ -100,11 +109,15 @@ class FnLowerer(ExpressionLowerer):
         self.needs_result = False
         self.savepoints = 0
         self.retry_declarations: list[str] = []
+        self.source_offset = fn.decl.name_span.start
 
     # -- output helpers
 
     def emit(self, text: str) -> None:
-        self.lines.append(INDENT * self.depth + text)
+        """One line (or several, for multi-line SQL) at the current depth, each marked with the
+        source offset of the statement being lowered, for the source map."""
+        marker = source_marker(self.source_offset)
+        self.lines.append(INDENT * self.depth + marker + text.replace("\n", "\n" + marker))
 
     def temp(self, type_: t.Type) -> str:
         """A temporary of `type_`, free for the rest of the current statement."""
@@ -170,8 +183,9 @@ class FnLowerer(ExpressionLowerer):
         declarations += finally_lines
         if not self.lines:
             self.lines.append(INDENT + "NULL;")
+        marked = source_marker(decl.name_span.start) + signature(self.fn)
         return SubprogramView(
-            signature(self.fn), naming.fn_name(decl.name), tuple(declarations), tuple(self.lines)
+            marked, naming.fn_name(decl.name), tuple(declarations), tuple(self.lines)
         )
 
     def finally_procedure(self, body: ast.Block) -> list[str]:
@@ -341,7 +355,9 @@ class FnLowerer(ExpressionLowerer):
     def block(self, block: ast.Block) -> None:
         for stmt in block.stmts:
             self.temps_in_use.clear()
+            outer, self.source_offset = self.source_offset, stmt.span.start
             getattr(self, "stmt_" + type(stmt).__name__.lower())(stmt)
+            self.source_offset = outer
 
     def loop_body(self, block: ast.Block) -> None:
         self.loop_depth += 1
