@@ -172,7 +172,11 @@ def build_tree(
         if check_only:
             current = _file_hash(output)
             outcome.status = (
-                "missing" if current is None else "fresh" if current == sha256(compiled.sql) else "stale"
+                "missing"
+                if current is None
+                else "fresh"
+                if current == sha256(compiled.sql)
+                else "stale"
             )
             continue
         write_atomically(output, compiled.sql)
@@ -194,8 +198,9 @@ def build_tree(
             "version": __version__,
             "target": target,
             "modules": dict(sorted(entries.items())),
-            "runtime_errors": manifest.get("runtime_errors") if result.runtime is None else
-            sha256(json.dumps(sorted(modules_for_runtime))),
+            "runtime_errors": manifest.get("runtime_errors")
+            if result.runtime is None
+            else sha256(json.dumps(sorted(modules_for_runtime))),
         }
         write_atomically(out_dir / MANIFEST, json.dumps(new_manifest, indent=1) + "\n")
     return result

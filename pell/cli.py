@@ -186,9 +186,7 @@ def _build_tree(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     try:
-        result = build_tree(
-            args.files, args.out_dir, args.target, args.check, args.map, progress
-        )
+        result = build_tree(args.files, args.out_dir, args.target, args.check, args.map, progress)
     except Exception as error:
         raise InternalError(current[0], error) from error
     if terminal and len(result.outcomes) > 20:

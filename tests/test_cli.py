@@ -44,7 +44,7 @@ def test_build_several_files_into_a_directory(tmp_path: Path) -> None:
     b = _write(tmp_path, "b.pell", GOOD.replace("module m", "module n"))
     out = tmp_path / "out"
     assert main(["build", str(a), str(b), "-d", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a.sql", "b.sql"]
+    assert sorted(p.name for p in out.iterdir()) == [".pellc-manifest.json", "a.sql", "b.sql"]
 
 
 def test_errors_exit_1_and_write_nothing(

@@ -1,0 +1,176 @@
+"""Directory builds: mirrored paths, incremental, atomic, --check, source maps."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import pell.build
+from pell import compile_path
+from pell.cli import main
+
+GOOD = "module {name};\npub fn f(x: number) -> number {{\n    return x + 1;\n}}\n"
+WITH_ERROR = "module {name};\npub error Nope {{ id: number }}\npub fn f() {{ }}\n"
+
+
+def _tree(root: Path) -> Path:
+    src = root / "db"
+    (src / "billing").mkdir(parents=True)
+    (src / "a.pell").write_text(GOOD.format(name="alpha"), "utf-8")
+    (src / "billing" / "b.pell").write_text(WITH_ERROR.format(name="billing.beta"), "utf-8")
+    (src / "c.pell").write_text(GOOD.format(name="gamma"), "utf-8")
+    return src
+
+
+def _outputs(out: Path) -> dict[str, int]:
+    return {
+        p.relative_to(out).as_posix(): p.stat().st_mtime_ns
+        for p in sorted(out.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_build_mirrors_paths_and_writes_the_runtime(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert sorted(_outputs(out)) == [
+        ".pellc-manifest.json", "a.sql", "billing/b.sql", "c.sql", "pell_runtime.sql",
+    ]  # fmt: skip
+    assert capsys.readouterr().err == "built 3, unchanged 0, failed 0, runtime built\n"
+    assert (out / "a.sql").read_text("utf-8") == compile_path(src / "a.pell").sql
+    assert "c_billing_beta_nope CONSTANT" in (out / "pell_runtime.sql").read_text("utf-8")
+    assert oct((out / "a.sql").stat().st_mode & 0o777) != oct(0o600)
+
+
+def test_second_build_rewrites_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    before = _outputs(out)
+    capsys.readouterr()
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 0, unchanged 3, failed 0, runtime unchanged\n"
+    after = _outputs(out)
+    del before[".pellc-manifest.json"], after[".pellc-manifest.json"]
+    assert after == before
+
+
+def test_a_changed_module_is_rebuilt_alone_and_errors_rebuild_the_runtime(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    main(["build", str(src), "-d", str(out)])
+    before = _outputs(out)
+    (src / "c.pell").write_text(GOOD.format(name="gamma") + "\n// changed\n", "utf-8")
+    capsys.readouterr()
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 1, unchanged 2, failed 0, runtime unchanged\n"
+    after = _outputs(out)
+    assert after["a.sql"] == before["a.sql"] and after["c.sql"] != before["c.sql"]
+
+    (src / "billing" / "b.pell").write_text(
+        WITH_ERROR.format(name="billing.beta").replace("Nope", "Gone"), "utf-8"
+    )
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 1, unchanged 2, failed 0, runtime built\n"
+    assert "c_billing_beta_gone" in (out / "pell_runtime.sql").read_text("utf-8")
+
+
+def test_a_module_with_errors_keeps_its_output_and_does_not_stop_the_others(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    main(["build", str(src), "-d", str(out)])
+    previous = (out / "a.sql").read_text("utf-8")
+    (src / "a.pell").write_text('module alpha;\npub fn f() -> number { return "x"; }\n', "utf-8")
+    (src / "c.pell").write_text(GOOD.format(name="gamma") + "// new\n", "utf-8")
+    capsys.readouterr()
+    assert main(["build", str(src), "-d", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "a.pell:2:31: error: fn `f` returns `number`, not `text`  [return-type]" in err
+    assert err.endswith("built 1, unchanged 1, failed 1, runtime unchanged\n")
+    assert (out / "a.sql").read_text("utf-8") == previous
+
+
+def test_check_lists_missing_and_stale_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    main(["build", str(src), "-d", str(out)])
+    (out / "c.sql").unlink()
+    (src / "a.pell").write_text(GOOD.format(name="alpha").replace("+ 1", "+ 2"), "utf-8")
+    before = _outputs(out)
+    capsys.readouterr()
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"{out / 'a.sql'}: stale",
+        f"{out / 'c.sql'}: missing",
+        "checked 3: fresh 1, stale or missing 2, failed 0",
+    ]
+    assert _outputs(out) == before
+    main(["build", str(src), "-d", str(out)])
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 0
+
+
+def test_a_crash_midway_leaves_no_partial_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    real = pell.build.compile_source
+
+    def crash_on_c(text: str, filename: str, target: str = "23ai") -> object:
+        if filename == "c.pell":
+            raise RuntimeError("simulated compiler crash")
+        return real(text, filename, target)
+
+    monkeypatch.setattr(pell.build, "compile_source", crash_on_c)
+    assert main(["build", str(src), "-d", str(out)]) == 3
+    assert "internal compiler error" in capsys.readouterr().err
+    assert (out / "a.sql").read_text("utf-8") == compile_path(src / "a.pell").sql
+    assert not (out / "c.sql").exists()
+    assert not [p for p in out.rglob("*.tmp")], "a temporary file was left behind"
+
+
+def test_an_interrupted_write_leaves_the_old_file_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "x.sql"
+    target.write_text("old and complete\n", "utf-8")
+
+    def interrupted(source: str, destination: str) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pell.build.write_atomically(target, "new text\n" * 1000)
+    assert target.read_text("utf-8") == "old and complete\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.sql"]
+
+
+def test_source_map_points_sql_lines_at_pell_lines(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "orders.pell"
+    out = tmp_path / "out"
+    assert main(["build", "--map", str(example), "-d", str(out)]) == 0
+    sql_lines = (out / "orders.sql").read_text("utf-8").splitlines()
+    source_map = json.loads((out / "orders.sql.map.json").read_text("utf-8"))
+    assert source_map["source"] == "orders.pell"
+    pell_lines = example.read_text("utf-8").splitlines()
+
+    def origin(fragment: str) -> str:
+        number = next(i for i, line in enumerate(sql_lines, 1) if fragment in line)
+        line, _column = source_map["lines"][str(number)]
+        return pell_lines[line - 1].strip()
+
+    assert origin("INTO l_o.id, l_o.status") == "let o: Order = sql! {"
+    assert origin("IF l_o.status <> 'pending' THEN") == 'if o.status != "pending" {'
+    assert origin("update orders set status = 'paid'") == (
+        "sql! { update orders set status = 'paid' where id = :order_id };"
+    )
+    assert origin("FUNCTION promote_to_paid(p_order_id IN NUMBER) RETURN t_order IS").startswith(
+        "pub fn promote_to_paid"
+    )
