@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import traceback
 from collections.abc import Sequence
@@ -79,6 +80,19 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument("file", metavar="FILE", type=Path)
     explain.add_argument("fn", nargs="?", metavar="FN", help="only this fn")
     explain.add_argument("--json", action="store_true", help="JSON for tools")
+    deploy = commands.add_parser(
+        "deploy",
+        parents=[common],
+        help="compile and install into Oracle; compile errors reported at their .pell line",
+        description="Compile every module under the inputs, then run pell_runtime and each "
+        "module's spec and body against Oracle (python-oracledb, thin mode), reporting "
+        "USER_ERRORS through the source maps.",
+    )
+    deploy.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
+    deploy.add_argument(
+        "--dsn", help="user/password@host:port/service (default: $PELL_DSN); never printed whole"
+    )
+    deploy.add_argument("--dry-run", action="store_true", help="print the plan; do not connect")
     check = commands.add_parser(
         "check",
         parents=[common],
@@ -317,6 +331,71 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _deploy(args: argparse.Namespace) -> int:
+    import os
+    import tempfile
+
+    from pell import deploy
+    from pell.build import build_tree
+    from pell.diagnostics import render_all
+
+    dsn = args.dsn or os.environ.get("PELL_DSN")
+    if not dsn and not args.dry_run:
+        raise UsageError("no database: give --dsn or set PELL_DSN")
+    for path in args.files:
+        if not path.exists():
+            raise UsageError(f"cannot read {path}: No such file or directory")
+    with tempfile.TemporaryDirectory(prefix="pellc-deploy-") as temporary:
+        out_dir = Path(temporary)
+        result = build_tree(args.files, out_dir, args.target, source_maps=True)
+        for outcome in result.outcomes:
+            if outcome.source is not None and outcome.diagnostics:
+                shown = type(outcome.source)(str(outcome.unit.path), outcome.source.text)
+                sys.stderr.write(render_all(outcome.diagnostics, shown, args.pretty))
+        if result.failed or result.runtime == "failed":
+            sys.stderr.write("nothing deployed: fix the compile errors first\n")
+            return EXIT_ERRORS
+        sources = {out_dir / o.unit.output: o.unit.path for o in result.outcomes}
+        scripts = []
+        for path in deploy.deployment_order(out_dir):
+            map_path = path.with_name(path.name + ".map.json")
+            source_map = json.loads(map_path.read_text("utf-8")) if map_path.exists() else None
+            scripts.append(deploy.Script(path, source_map, sources.get(path)))
+        where = deploy.redact(dsn) if dsn else "(no database given)"
+        if args.dry_run:
+            sys.stdout.write(f"deploy to {where} (dry run: nothing is sent)\n")
+            for number, script in enumerate(scripts, start=1):
+                objects = ", ".join(
+                    f"{s.object_type} {s.object_name}"
+                    for s in deploy.split_script(script.path.read_text("utf-8"))
+                )
+                sys.stdout.write(f"  {number}. {script.path.relative_to(out_dir)}: {objects}\n")
+            return EXIT_OK
+        try:
+            import oracledb
+        except ImportError as error:
+            raise UsageError("deploy needs python-oracledb: pip install 'pellc[oracle]'") from error
+        assert dsn is not None
+        try:
+            connection = oracledb.connect(**deploy.credentials(dsn))
+        except ValueError as error:
+            raise UsageError(str(error)) from error
+        except oracledb.Error as error:
+            sys.stderr.write(f"pellc: cannot connect to {where}: {str(error).splitlines()[0]}\n")
+            return EXIT_ERRORS
+        failed = False
+        with connection, connection.cursor() as cursor:
+            for script, statement, errors in deploy.run_scripts(cursor, scripts):
+                label = f"{statement.object_type} {statement.object_name}"
+                sys.stdout.write(
+                    f"{script.path.relative_to(out_dir)}: {label}: {'FAILED' if errors else 'ok'}\n"
+                )
+                for line in errors:
+                    sys.stderr.write(line + "\n")
+                    failed = failed or ": error: " in line
+        return EXIT_ERRORS if failed else EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run pellc; returns the exit code (0 ok, 1 compile errors, 2 usage, 3 internal error)."""
     parser = _parser()
@@ -331,6 +410,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _runtime(args)
         if args.command == "explain":
             return _explain(args)
+        if args.command == "deploy":
+            return _deploy(args)
         return _check(args)
     except UsageError as error:
         sys.stderr.write(f"pellc: error: {error}\n")

@@ -1,0 +1,136 @@
+"""Deploy without a database: script splitting, ordering, error mapping, DSN handling."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pell import compile_path
+from pell.cli import main
+from pell.deploy import (
+    CompileError,
+    Script,
+    credentials,
+    deployment_order,
+    map_error,
+    redact,
+    split_script,
+)
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def test_split_script_at_slash_lines() -> None:
+    sql = compile_path(EXAMPLES / "orders.pell").sql
+    assert sql is not None
+    statements = split_script(sql)
+    assert [(s.object_type, s.object_name) for s in statements] == [
+        ("PACKAGE", "ORDERS"),
+        ("PACKAGE BODY", "ORDERS"),
+    ]
+    lines = sql.splitlines()
+    for statement in statements:
+        assert lines[statement.line - 1].startswith("CREATE OR REPLACE PACKAGE")
+        assert "/" not in statement.text.splitlines()  # the terminator is not sent
+        assert statement.text.rstrip().endswith("END orders;")
+
+
+def test_split_script_keeps_schema_types_first_and_schemas() -> None:
+    script = (
+        "-- header\n\nCREATE OR REPLACE TYPE hr.x_row FORCE AS OBJECT (a NUMBER);\n/\n"
+        "CREATE OR REPLACE PACKAGE hr.x AS\nEND x;\n/\n"
+    )
+    statements = split_script(script)
+    assert [(s.object_type, s.schema, s.object_name, s.line) for s in statements] == [
+        ("TYPE", "hr", "X_ROW", 3),
+        ("PACKAGE", "hr", "X", 5),
+    ]
+
+
+def test_split_script_refuses_anything_but_create() -> None:
+    with pytest.raises(ValueError, match="line 1: not a CREATE OR REPLACE statement"):
+        split_script("drop table t\n/\n")
+
+
+def test_runtime_is_deployed_first(tmp_path: Path) -> None:
+    for name in ("b.sql", "pell_runtime.sql", "a/z.sql"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x", "utf-8")
+    assert [p.relative_to(tmp_path).as_posix() for p in deployment_order(tmp_path)] == [
+        "pell_runtime.sql", "a/z.sql", "b.sql",
+    ]  # fmt: skip
+
+
+def test_user_errors_map_to_pell_lines(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert main(["build", "--map", str(EXAMPLES / "orders.pell"), "-d", str(out)]) == 0
+    sql_path = out / "orders.sql"
+    import json
+
+    script = Script(
+        sql_path,
+        json.loads((out / "orders.sql.map.json").read_text("utf-8")),
+        EXAMPLES / "orders.pell",
+    )
+    body = split_script(sql_path.read_text("utf-8"))[1]
+    body_lines = body.text.splitlines()
+    # a USER_ERRORS row as Oracle reports one: LINE counts from the CREATE line
+    update_line = next(i for i, text in enumerate(body_lines, 1) if "update orders" in text)
+    row = CompileError(update_line, 9, "PL/SQL: ORA-00942: table or view does not exist", "ERROR")
+    assert map_error(row, body, script) == (
+        f"{EXAMPLES / 'orders.pell'}:16:5: error: "
+        "PL/SQL: ORA-00942: table or view does not exist  [oracle]"
+    )
+    # a line with no Pell origin (the END of the package) is reported on the SQL line
+    end_line = len(body_lines)
+    row = CompileError(end_line, 1, "PLS-00103: Encountered the symbol", "WARNING")
+    assert map_error(row, body, script) == (
+        f"{sql_path}:{body.line + end_line - 1}:1: warning: PLS-00103: Encountered the symbol  [oracle]"
+    )
+
+
+def test_dsn_password_is_never_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert redact("scott/tiger@db:1521/FREEPDB1") == "scott@db:1521/FREEPDB1"
+    assert credentials("scott/ti/ger@db/svc") == {
+        "user": "scott",
+        "password": "ti/ger",
+        "dsn": "db/svc",
+    }
+    with pytest.raises(ValueError):
+        credentials("scott@db/svc")
+    assert (
+        main(
+            [
+                "deploy",
+                "--dsn",
+                "scott/tiger@db:1521/FREEPDB1",
+                "--dry-run",
+                str(EXAMPLES / "orders.pell"),
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "tiger" not in out
+    assert out.splitlines() == [
+        "deploy to scott@db:1521/FREEPDB1 (dry run: nothing is sent)",
+        "  1. orders.sql: PACKAGE ORDERS, PACKAGE BODY ORDERS",
+    ]
+
+
+def test_deploy_without_a_dsn_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("PELL_DSN", raising=False)
+    assert main(["deploy", str(EXAMPLES / "orders.pell")]) == 2
+    assert "give --dsn or set PELL_DSN" in capsys.readouterr().err
+
+
+def test_deploy_refuses_modules_with_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.pell"
+    bad.write_text('module bad;\npub fn f() -> number { return "x"; }\n', "utf-8")
+    assert main(["deploy", "--dry-run", str(bad)]) == 1
+    assert "nothing deployed" in capsys.readouterr().err
