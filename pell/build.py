@@ -73,6 +73,7 @@ class ModuleOutcome:
 class BuildResult:
     outcomes: list[ModuleOutcome] = field(default_factory=list)
     runtime: str | None = None  # the runtime's status, as for modules; None: no errors declared
+    runtime_problem: str | None = None  # why the runtime could not be written
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -192,7 +193,10 @@ def build_tree(
             "errors": errors,
         }
 
-    result.runtime = _runtime(out_dir, modules_for_runtime, manifest, check_only, same_compiler)
+    try:
+        result.runtime = _runtime(out_dir, modules_for_runtime, manifest, check_only, same_compiler)
+    except RuntimeOverflow as overflow:
+        result.runtime, result.runtime_problem = "failed", str(overflow)
     if not check_only:
         new_manifest = {
             "version": __version__,
@@ -204,6 +208,10 @@ def build_tree(
         }
         write_atomically(out_dir / MANIFEST, json.dumps(new_manifest, indent=1) + "\n")
     return result
+
+
+class RuntimeOverflow(Exception):
+    """More errors in a category than its code range holds."""
 
 
 def _runtime(
@@ -221,7 +229,13 @@ def _runtime(
     synthetic = [_module_stub(name, errors) for name, errors in sorted(modules)]
     numbered, overflows = number_errors(synthetic)
     if overflows:
-        return "failed"
+        raise RuntimeOverflow(
+            "; ".join(
+                f"the project declares {o.count} {o.category} errors; their code range holds "
+                f"{o.capacity}"
+                for o in overflows
+            )
+        )
     sql = runtime_sql(numbered, __version__)
     current = _file_hash(path)
     if check_only:

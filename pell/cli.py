@@ -225,6 +225,9 @@ def _build_tree(args: argparse.Namespace) -> int:
             f"failed {result.count('failed')}\n"
         )
         return EXIT_ERRORS if problems or result.failed else EXIT_OK
+    if result.runtime_problem is not None:
+        path = args.out_dir / "pell_runtime.sql"
+        sys.stderr.write(f"{path}: error: {result.runtime_problem}  [too-many-errors]\n")
     sys.stderr.write(result.summary() + "\n")
     return EXIT_ERRORS if result.failed or result.runtime == "failed" else EXIT_OK
 

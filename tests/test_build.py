@@ -174,3 +174,20 @@ def test_source_map_points_sql_lines_at_pell_lines(tmp_path: Path) -> None:
     assert origin("FUNCTION promote_to_paid(p_order_id IN NUMBER) RETURN t_order IS").startswith(
         "pub fn promote_to_paid"
     )
+
+
+def test_too_many_errors_for_the_runtime_fails_the_build_with_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "db"
+    src.mkdir()
+    errors = "".join(f"error E{i};\n" for i in range(101))
+    (src / "many.pell").write_text(f"module many;\n{errors}", "utf-8")
+    out = tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"{out / 'pell_runtime.sql'}: error: the project declares 101 propagate errors; "
+        "their code range holds 100  [too-many-errors]"
+    ) in err
+    assert not (out / "pell_runtime.sql").exists()

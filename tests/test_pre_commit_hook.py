@@ -1,0 +1,49 @@
+"""The pre-commit hook's entry, run as pre-commit would, on a repository with a stale and a
+fresh module."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+GOOD = "module {name};\npub fn f(x: number) -> number {{\n    return x;\n}}\n"
+
+
+def _hook_entry() -> list[str]:
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text("utf-8")
+    assert re.search(r"^- id: pellc-check$", text, re.MULTILINE)
+    assert re.search(r"^  pass_filenames: false$", text, re.MULTILINE)
+    entry = re.search(r"^  entry: (.+)$", text, re.MULTILINE)
+    assert entry is not None
+    return entry.group(1).split()
+
+
+def test_hook_fails_on_a_stale_module_and_passes_when_fresh(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "db").mkdir(parents=True)
+    (repo / "db" / "fresh.pell").write_text(GOOD.format(name="fresh"), "utf-8")
+    (repo / "db" / "stale.pell").write_text(GOOD.format(name="stale"), "utf-8")
+    if shutil.which("git"):
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    entry = _hook_entry()
+    assert entry[0] == "pellc"
+    pellc = str(Path(sys.executable).parent / "pellc")
+    command = [pellc, *entry[1:], "db", "-d", "sql"]  # the user's args from the hook docs
+
+    built = subprocess.run(
+        [pellc, "build", "db", "-d", "sql"], cwd=repo, capture_output=True, text=True
+    )
+    assert built.returncode == 0, built.stderr
+    assert subprocess.run(command, cwd=repo, capture_output=True, text=True).returncode == 0
+
+    (repo / "db" / "stale.pell").write_text(
+        GOOD.format(name="stale").replace("x;", "x + 1;"), "utf-8"
+    )
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == f"{Path('sql') / 'stale.sql'}: stale"
+    assert "fresh.sql" not in done.stderr.splitlines()[0]
