@@ -12,7 +12,15 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-__all__ = ["CompileResult", "__version__", "check", "compile_path", "compile_source", "parse"]
+__all__ = [
+    "CompileResult",
+    "__version__",
+    "build_tree",
+    "check",
+    "compile_path",
+    "compile_source",
+    "parse",
+]
 
 from pell import ast
 from pell.check import CheckedModule
@@ -79,3 +87,12 @@ def compile_path(path: str | Path, target: str = "23ai") -> CompileResult:
     path = Path(path)
     text = path.read_text(encoding="utf-8")
     return compile_source(text, path.name, target)
+
+
+def __getattr__(name: str) -> object:
+    # build_tree lives in pell.build, which imports this module: hand it out lazily
+    if name == "build_tree":
+        from pell.build import build_tree
+
+        return build_tree
+    raise AttributeError(f"module 'pell' has no attribute {name!r}")
