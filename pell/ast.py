@@ -389,3 +389,20 @@ def walk(node: Node) -> Iterator[Node]:
             stack.extend(reversed(children))
         elif isinstance(current, tuple):
             stack.extend(reversed(current))
+
+
+def deepest(node: Node) -> tuple[int, Node]:
+    """How deep the tree below `node` goes, and a node at that depth (for the diagnostic)."""
+    deepest_depth, deepest_node = 0, node
+    stack: list[tuple[object, int]] = [(node, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, Node):
+            if depth > deepest_depth:
+                deepest_depth, deepest_node = depth, current
+            stack.extend(
+                (getattr(current, name), depth + 1) for name in current.__dataclass_fields__
+            )
+        elif isinstance(current, tuple):
+            stack.extend((item, depth) for item in current)
+    return deepest_depth, deepest_node

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pell import __version__, compile_source
+from pell import __version__, compile_source, decode_source
 from pell.ast import ErrorDecl, Module
 from pell.diagnostics import Diagnostic, SourceFile, has_errors
 from pell.runtime import error_category, number_errors, runtime_sql
@@ -145,7 +145,14 @@ def build_tree(
             progress(index, len(units), unit)
         key = unit.output.as_posix()
         output = out_dir / unit.output
-        text = unit.path.read_text(encoding="utf-8")
+        data = unit.path.read_bytes()
+        text, undecodable = decode_source(data, unit.path.name)
+        if text is None:
+            assert undecodable is not None
+            result.outcomes.append(
+                ModuleOutcome(unit, "failed", undecodable.source, undecodable.diagnostics)
+            )
+            continue
         source_hash = sha256(text)
         old = old_entries.get(key)
         if (

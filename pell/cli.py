@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-TARGETS = ("23ai", "19c", "12.2")
 ISSUES_URL = "https://github.com/pellc/pellc/issues"
 
 
@@ -20,6 +19,7 @@ class UsageError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     from pell import __version__
+    from pell.naming import TARGETS
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -105,26 +105,18 @@ def _parser() -> argparse.ArgumentParser:
 
 def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
     """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
-    from pell import compile_source
-    from pell.diagnostics import Diagnostic, SourceFile, render_all
+    from pell import compile_source, decode_source
+    from pell.diagnostics import SourceFile, render_all
 
     try:
         data = path.read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        from pell.ast import Span
-
-        # Offsets count characters: decode the valid prefix to find where the bad byte is.
-        prefix = data[: error.start].decode("utf-8")
-        source = SourceFile(str(path), data.decode("utf-8", errors="replace"))
-        diagnostic = Diagnostic.of(
-            "encoding", "the file is not valid UTF-8", Span(len(prefix), len(prefix) + 1)
-        )
-        sys.stderr.write(render_all([diagnostic], source, pretty))
+    text, failure = decode_source(data, str(path))
+    if failure is not None:
+        sys.stderr.write(render_all(failure.diagnostics, failure.source, pretty))
         return None
+    assert text is not None
     try:
         result = compile_source(text, path.name, target)
     except Exception as error:

@@ -18,6 +18,8 @@ class Severity(Enum):
 # Every diagnostic code pellc can emit, with its severity and what it is about.
 CODES: dict[str, tuple[Severity, str]] = {
     "encoding": (Severity.ERROR, "a source file that is not UTF-8"),
+    "too-large": (Severity.ERROR, "a source file larger than pellc compiles"),
+    "too-deep": (Severity.ERROR, "code nested deeper than pellc compiles"),
     "syntax": (Severity.ERROR, "the source does not follow Pell's grammar"),
     "invalid-escape": (Severity.ERROR, "an unknown escape sequence in a string"),
     "unknown-name": (Severity.ERROR, "a name that is not declared"),
@@ -123,9 +125,10 @@ class SourceFile:
         self.name = name
         self.text = text
         self._line_starts = [0]
-        for index, char in enumerate(text):
-            if char == "\n":
-                self._line_starts.append(index + 1)
+        newline = text.find("\n")
+        while newline != -1:
+            self._line_starts.append(newline + 1)
+            newline = text.find("\n", newline + 1)
 
     def line_col(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.text)))
@@ -155,11 +158,19 @@ def render_short(diagnostic: Diagnostic, source: SourceFile) -> str:
     return "\n".join(lines)
 
 
+EXCERPT_WIDTH = 120  # a longer source line is shown as a window around the column
+
+
 def _excerpt(source: SourceFile, span: Span) -> list[str]:
     line, col = source.line_col(span.start)
     end_line, end_col = source.line_col(max(span.start, span.end))
     text = source.line_text(line).expandtabs(1)
     width = (end_col - col) if end_line == line and end_col > col else 1
+    if len(text) > EXCERPT_WIDTH:
+        start = max(0, min(col - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+        end = start + EXCERPT_WIDTH
+        text = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+        col = col - start + (3 if start else 0)
     width = max(1, min(width, len(text) - col + 1))
     gutter = " " * len(str(line))
     return [

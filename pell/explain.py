@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from pell.check.model import CheckedModule, FnInfo
+from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import SourceFile
 from pell.retry import ERROR_CLASSES, NEVER_RETRY, RetryPolicy, ScheduledAttempt, schedule
 

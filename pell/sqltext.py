@@ -51,6 +51,7 @@ def _tokenizer() -> Tokenizer:
     return tokenizer
 
 
+@functools.lru_cache(maxsize=4096)
 def tokenize(sql: str) -> tuple[Token, ...]:
     try:
         return tuple(_tokenizer().tokenize(sql))
@@ -95,9 +96,19 @@ def _item_name(tokens: list[Token]) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def analyse(sql: str) -> SqlShape:
-    """Tokenize `sql` and find its binds and, for a query, its select list and top-level FROM."""
+    """Tokenize `sql` and find its binds and, for a query, its select list and top-level FROM.
+    Cached: the checker, the safety checks and code generation all ask about the same text."""
     tokens = tokenize(sql)
+    depth = 0
+    for token in tokens:
+        # pellc wraps and extends this text (cursor loops, INTO): its parentheses must pair up
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        if depth < 0:
+            raise SqlTextError("a `)` closes nothing", token.start)
+    if depth > 0:
+        raise SqlTextError(f"{depth} `(` never closed", len(sql))
     binds = tuple(_binds(tokens))
     is_select = bool(tokens) and tokens[0].token_type in (TokenType.SELECT, TokenType.WITH)
     items: list[tuple[int, int]] = []

@@ -12,6 +12,8 @@ SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_cases"
 TESTED_ELSEWHERE = {
     "encoding": "test_cli.py::test_not_utf8_is_a_located_diagnostic",
     "too-many-errors": "test_cli.py::test_runtime_reports_a_full_code_range",
+    "too-large": "test_robustness.py::test_a_huge_file_is_a_diagnostic",
+    "too-deep": "test_robustness.py::test_deep_nesting_is_a_diagnostic",
 }
 
 

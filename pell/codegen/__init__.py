@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import jinja2
 
 from pell import ast, naming
-from pell.check import types as t
-from pell.check.model import CheckedModule, FnInfo
+from pell.checker import types as t
+from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import (
     MARKER_END,
@@ -23,8 +23,6 @@ from pell.codegen.subprograms import (
 from pell.codegen.types import plsql_type
 from pell.resources import resource_dir
 from pell.retry import NEVER_RETRY, PANIC_RANGE
-
-TARGETS = ("23ai", "19c", "12.2")
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,9 @@ written only where PL/SQL would otherwise group differently.
 from __future__ import annotations
 
 from pell import ast, naming
-from pell.check import types as t
-from pell.check.bodies import sql_chain
-from pell.check.model import CheckedModule, FnAnalysis
+from pell.checker import types as t
+from pell.checker.bodies import sql_chain
+from pell.checker.model import CheckedModule, FnAnalysis
 
 # PL/SQL precedence, loosest first. `||` binds like `+` and `-` in PL/SQL.
 OR, AND, NOT, COMPARISON, ADDITIVE, MULTIPLICATIVE, UNARY, ATOM = range(1, 9)

@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pell import ast, naming, runtime, sqltext
-from pell.check import types as t
-from pell.check.bodies import falls_through, sql_chain, strip_propagate
-from pell.check.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker import types as t
+from pell.checker.bodies import falls_through, sql_chain, strip_propagate
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, quote_text, wrap
 from pell.codegen.types import plsql_type
 from pell.retry import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from pell import naming
-from pell.check import types as t
+from pell.checker import types as t
 
 Place = Literal["local", "param", "field"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pell import ast, sqltext
-from pell.check.model import CheckedModule, FnInfo
+from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic, Note
 
 # Oracle packages whose effects a rollback cannot take back, with what they do.

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from pell import ast
-from pell.check.types import Type
+from pell.checker.types import Type
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
@@ -40,7 +40,7 @@ class FnInfo:
 
     @property
     def is_function(self) -> bool:
-        from pell.check.types import UnitType
+        from pell.checker.types import UnitType
 
         return not isinstance(self.returns, UnitType)
 

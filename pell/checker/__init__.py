@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from pell import ast, naming
-from pell.check import types as t
-from pell.check.annotations import (
+from pell.checker import types as t
+from pell.checker.annotations import (
     check_error_annotations,
     check_fn_annotations,
     check_plain_annotations,
     check_retry_targets,
 )
-from pell.check.bodies import check_fn_body
-from pell.check.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
-from pell.check.retry_safety import check_retry_safety
+from pell.checker.bodies import check_fn_body
+from pell.checker.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
+from pell.checker.retry_safety import check_retry_safety
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 
 __all__ = ["CheckedModule", "TypeResolver", "check"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pell import ast, naming, sqltext
-from pell.check import types as t
-from pell.check.model import CheckedModule, FnAnalysis, FnInfo, Symbol
+from pell.checker import types as t
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 
 if TYPE_CHECKING:
-    from pell.check import TypeResolver
+    from pell.checker import TypeResolver
 
 # Text methods: name -> (parameter types, result type).
 TEXT_METHODS: dict[str, tuple[tuple[t.Type, ...], t.Type]] = {
@@ -833,11 +833,8 @@ class BodyChecker:
         try:
             shape = sqltext.analyse(block.text)
         except sqltext.SqlTextError as error:
-            self.error(
-                "sql-syntax",
-                f"the SQL cannot be read: {error}",
-                ast.Span(block.text_start, block.text_start),
-            )
+            at = block.text_start + error.offset
+            self.error("sql-syntax", f"the SQL cannot be read: {error}", ast.Span(at, at + 1))
             return None
         rewrites = []
         for bind in shape.binds:
