@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import os
 import re
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
+import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.tree import Meta
@@ -17,19 +23,49 @@ from pell.resources import resource_dir
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
 
+_LARK_OPTIONS: dict[str, Any] = {
+    "parser": "lalr",
+    "lexer": "contextual",
+    "strict": True,
+    "propagate_positions": True,
+    "maybe_placeholders": True,
+}
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pellc"
+
+
 @functools.cache
 def grammar_parser() -> Lark:
-    """The Lark parser for grammar/pell.lark, built once per process."""
+    """The Lark parser for grammar/pell.lark, built once per process.
+
+    The analysed grammar is cached in the user's cache directory under a name made of the
+    grammar's hash and the lark and Python versions (lark checks the hash again on load). A new
+    cache file is written beside its final name and renamed, so processes sharing the directory
+    never read half a file; when the directory cannot be written, lark caches in the temporary
+    directory instead."""
     grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
-    return Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        strict=True,
-        propagate_positions=True,
-        maybe_placeholders=True,
-        cache=True,
-    )
+    key = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
+    version = f"lark{lark.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    cache = _cache_dir() / f"grammar-{key}-{version}.cache"
+    if cache.exists():
+        return Lark(grammar, cache=str(cache), **_LARK_OPTIONS)
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".grammar-", suffix=".tmp")
+        os.close(fd)
+    except OSError:
+        return Lark(grammar, cache=True, **_LARK_OPTIONS)  # lark's own file in the temp dir
+    try:
+        parser = Lark(grammar, cache=temporary, **_LARK_OPTIONS)
+        os.replace(temporary, cache)
+    except OSError:
+        parser = Lark(grammar, **_LARK_OPTIONS)
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+    return parser
 
 
 def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:

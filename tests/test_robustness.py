@@ -230,3 +230,15 @@ def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path: Pa
         )
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(outputs[0]) >= 9
+
+
+def test_grammar_cache_is_written_once_and_survives_a_read_only_directory(tmp_path: Path) -> None:
+    script = "import pell; assert pell.compile_source('module m;', 'm.pell').sql"
+    cache_home = tmp_path / "cache"
+    for _ in range(2):
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
+        subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    files = sorted(p.name for p in (cache_home / "pellc").iterdir())
+    assert len(files) == 1 and files[0].startswith("grammar-") and files[0].endswith(".cache")
+    read_only = {**os.environ, "XDG_CACHE_HOME": "/proc/pellc-cannot-write-here"}
+    subprocess.run([sys.executable, "-c", script], env=read_only, check=True)

@@ -1,0 +1,115 @@
+"""pellc against the public pell 0.1.0 on the same synthetic modules.
+
+    python bench/compare.py [--runs 5]
+
+Installs pell==0.1.0 into a temporary venv, writes modules of N fns in five shapes both
+compilers accept (bench/synthetic.py), and times both on each, alternating runs, reporting
+medians, the ratio and peak memory (max RSS of the compiler process); then the scaling table
+(N = 250, 1000, 4000, 8000) and the start-up time on a one-fn file. Prints Markdown for
+docs/benchmarks.md. Measured here, never asserted in a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from synthetic import module
+
+
+def run(command: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one run of `command`."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(
+            f"{command} failed: {process.stderr.read().decode() if process.stderr else ''}"
+        )
+    return elapsed, usage.ru_maxrss
+
+
+def measure(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float, int]]:
+    """Median seconds and max peak RSS per command, the commands alternating run by run."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    memory: dict[str, int] = {name: 0 for name in commands}
+    for _ in range(runs):
+        for name, command in commands.items():
+            seconds, rss = run(command)
+            times[name].append(seconds)
+            memory[name] = max(memory[name], rss)
+    return {name: (statistics.median(times[name]), memory[name]) for name in commands}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    pellc = str(Path(sys.executable).parent / "pellc")
+    with tempfile.TemporaryDirectory() as work_dir:
+        work = Path(work_dir)
+        venv.create(work / "pell01", with_pip=True)
+        subprocess.run(
+            [str(work / "pell01" / "bin" / "python"), "-m", "pip", "install", "-q", "pell==0.1.0"],
+            check=True,
+        )
+        pell = str(work / "pell01" / "bin" / "pell")
+
+        def commands(size: int) -> dict[str, list[str]]:
+            source = work / f"m{size}.pell"
+            if not source.exists():
+                source.write_text(module(size), encoding="utf-8")
+            return {
+                "pellc": [pellc, "build", str(source), "-o", str(work / f"pellc{size}.sql")],
+                "pell 0.1": [pell, "build", str(source), "-o", str(work / f"pell{size}.sql")],
+            }
+
+        main_size = 2000
+        result = measure(commands(main_size), args.runs)
+        size_kb = (work / f"m{main_size}.pell").stat().st_size / 1000
+        print(
+            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        )
+        print()
+        print(f"### {main_size} fns ({size_kb:.0f} KB), median of {args.runs} alternating runs")
+        print()
+        print("| compiler | time (s) | peak memory (MB) |")
+        print("|---|---|---|")
+        for name, (seconds, rss) in result.items():
+            print(f"| {name} | {seconds:.3f} | {rss / 1024:.0f} |")
+        ratio = result["pell 0.1"][0] / result["pellc"][0]
+        print()
+        print(f"pellc / pell 0.1 speed: {ratio:.2f}x ({'faster' if ratio >= 1 else 'slower'})")
+        print()
+        print(f"### Scaling (median of {max(1, args.runs - 2)} runs)")
+        print()
+        print("| fns | pellc (s) | pellc ms/fn | pell 0.1 (s) | pell 0.1 ms/fn |")
+        print("|---|---|---|---|---|")
+        for size in (250, 1000, 4000, 8000):
+            row = measure(commands(size), max(1, args.runs - 2))
+            print(
+                f"| {size} | {row['pellc'][0]:.3f} | {1000 * row['pellc'][0] / size:.3f} | "
+                f"{row['pell 0.1'][0]:.3f} | {1000 * row['pell 0.1'][0] / size:.3f} |"
+            )
+        startup = measure(commands(1), 10)
+        print()
+        print("### Start-up: a one-fn file, median of 10 runs")
+        print()
+        print("| compiler | time (s) |")
+        print("|---|---|")
+        for name, (seconds, _) in startup.items():
+            print(f"| {name} | {seconds:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
