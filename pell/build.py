@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pell import __version__, compile_source, decode_source
 from pell.ast import ErrorDecl, Module
-from pell.diagnostics import Diagnostic, SourceFile, has_errors
+from pell.diagnostics import Diagnostic, SourceFile
 from pell.runtime import error_category, number_errors, runtime_sql
 
 MANIFEST = ".pellc-manifest.json"
@@ -268,7 +268,3 @@ def _module_stub(name: str, errors: list[list[str]]) -> Module:
         for error, category in errors
     )
     return ast.Module(tuple(name.split(".")), (), items, span=ast.NO_SPAN)
-
-
-def has_build_errors(outcome: ModuleOutcome) -> bool:
-    return has_errors(outcome.diagnostics)

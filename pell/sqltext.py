@@ -170,13 +170,6 @@ def _returning_count(tokens: tuple[Token, ...]) -> int:
     return count
 
 
-def select_list_end(sql: str, shape: SqlShape) -> int | None:
-    """Where an INTO clause goes: just after the last top-level select item."""
-    if not shape.select_items:
-        return None
-    return shape.select_items[-1][1]
-
-
 def ends_in_line_comment(sql: str) -> bool:
     """Does a `--` comment run to the end of this SQL? Then whatever follows needs a new line."""
     tokens = tokenize(sql)

@@ -796,9 +796,6 @@ class BodyChecker:
             )
         self.field_inits(name, self.module.error_fields[name], inits, value.span)
 
-    def expr_propagate(self, expr: ast.Propagate, expected: t.Type | None) -> t.Type:
-        return self.expr(expr.operand, expected)
-
     def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
         element = expected.element if isinstance(expected, t.ListType) else None
         types = [self.expr(item, element) for item in expr.items]
@@ -822,9 +819,6 @@ class BodyChecker:
         if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
             self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
         return t.ListType(element)
-
-    def expr_sqlblock(self, expr: ast.SqlBlock, expected: t.Type | None) -> t.Type:
-        return self.sql_expr(expr, [], expected, False)
 
     # -- embedded SQL
 
