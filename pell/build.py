@@ -82,6 +82,16 @@ class BuildResult:
     def failed(self) -> bool:
         return self.count("failed") > 0
 
+    def rendered_diagnostics(self, pretty: bool = False) -> str:
+        """Every module's diagnostics, each shown with the path of its `.pell` file."""
+        from pell.diagnostics import render_all
+
+        return "".join(
+            render_all(o.diagnostics, SourceFile(str(o.unit.path), o.source.text), pretty)
+            for o in self.outcomes
+            if o.source is not None and o.diagnostics
+        )
+
     def summary(self) -> str:
         parts = [f"built {self.count('built')}", f"unchanged {self.count('unchanged')}"]
         parts.append(f"failed {self.count('failed')}")

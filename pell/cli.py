@@ -180,7 +180,6 @@ def _build(args: argparse.Namespace) -> int:
 
 def _build_tree(args: argparse.Namespace) -> int:
     from pell.build import SourceUnit, build_tree
-    from pell.diagnostics import render_all
 
     terminal = sys.stderr.isatty()
     current: list[Path] = [Path(".")]
@@ -197,10 +196,7 @@ def _build_tree(args: argparse.Namespace) -> int:
         raise InternalError(current[0], error) from error
     if terminal and len(result.outcomes) > 20:
         sys.stderr.write("\r\x1b[K")
-    for outcome in result.outcomes:
-        if outcome.source is not None and outcome.diagnostics:
-            shown = type(outcome.source)(str(outcome.unit.path), outcome.source.text)
-            sys.stderr.write(render_all(outcome.diagnostics, shown, args.pretty))
+    sys.stderr.write(result.rendered_diagnostics(args.pretty))
     if args.check:
         problems = [
             (o.status, args.out_dir / o.unit.output)
@@ -332,7 +328,6 @@ def _deploy(args: argparse.Namespace) -> int:
 
     from pell import deploy
     from pell.build import build_tree
-    from pell.diagnostics import render_all
 
     dsn = args.dsn or os.environ.get("PELL_DSN")
     if not dsn and not args.dry_run:
@@ -343,10 +338,7 @@ def _deploy(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="pellc-deploy-") as temporary:
         out_dir = Path(temporary)
         result = build_tree(args.files, out_dir, args.target, source_maps=True)
-        for outcome in result.outcomes:
-            if outcome.source is not None and outcome.diagnostics:
-                shown = type(outcome.source)(str(outcome.unit.path), outcome.source.text)
-                sys.stderr.write(render_all(outcome.diagnostics, shown, args.pretty))
+        sys.stderr.write(result.rendered_diagnostics(args.pretty))
         if result.failed or result.runtime == "failed":
             sys.stderr.write("nothing deployed: fix the compile errors first\n")
             return EXIT_ERRORS

@@ -25,7 +25,6 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         from pell.build import build_tree
-        from pell.diagnostics import SourceFile, render_all
 
         root = Path(self.root)
         sources = [root / s for s in self.config.get("sources", ["db"])]
@@ -36,13 +35,9 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         destination = str(self.config.get("destination", f"{name}/sql")).strip("/")
         self._output = Path(tempfile.mkdtemp(prefix="pellc-hatch-"))
         result = build_tree(sources, self._output, str(self.config.get("target", "23ai")))
-        messages = [
-            render_all(o.diagnostics, SourceFile(str(o.unit.path), o.source.text))
-            for o in result.outcomes
-            if o.source is not None and o.diagnostics
-        ]
         if result.failed or result.runtime == "failed":
-            raise RuntimeError("pell build hook: modules have errors\n" + "".join(messages))
+            problems = result.rendered_diagnostics() or f"{result.runtime_problem}\n"
+            raise RuntimeError("pell build hook: modules have errors\n" + problems)
         for path in sorted(self._output.rglob("*.sql")):
             relative = path.relative_to(self._output).as_posix()
             build_data["force_include"][str(path)] = f"{destination}/{relative}"
