@@ -1,4 +1,4 @@
-"""Source text -> parse tree (Lark, LALR) -> AST (a Transformer building pell.ast nodes)."""
+"""Source text -> AST: lark's LALR parser (contextual lexer), with callbacks that build pell.ast nodes."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import lark
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.tree import Meta
 
 from pell import ast
 from pell.diagnostics import Diagnostic
@@ -27,7 +27,7 @@ _LARK_OPTIONS: dict[str, Any] = {
     "parser": "lalr",
     "lexer": "contextual",
     "strict": True,
-    "propagate_positions": True,
+    "propagate_positions": False,  # spans come from the tokens, in AstBuilder's callbacks
     "maybe_placeholders": True,
 }
 
@@ -41,13 +41,14 @@ def _cache_dir() -> Path:
 def grammar_parser() -> Lark:
     """The Lark parser for grammar/pell.lark, built once per process.
 
-    The analysed grammar is cached in the user's cache directory under a name made of the
-    grammar's hash and the lark and Python versions (lark checks the hash again on load). A new
-    cache file is written beside its final name and renamed, so processes sharing the directory
+    The analysed grammar is cached in the user's cache directory under a name made of a hash
+    of the grammar and the options, and the lark and Python versions (lark checks its own hash
+    again on load). A new cache file is written beside its final name and renamed, so processes sharing the directory
     never read half a file; when the directory cannot be written, lark caches in the temporary
     directory instead."""
     grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
-    key = hashlib.sha256(grammar.encode("utf-8")).hexdigest()[:16]
+    options = repr(sorted(_LARK_OPTIONS.items()))
+    key = hashlib.sha256((grammar + options).encode("utf-8")).hexdigest()[:16]
     version = f"lark{lark.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
     cache = _cache_dir() / f"grammar-{key}-{version}.cache"
     if cache.exists():
@@ -71,12 +72,15 @@ def grammar_parser() -> Lark:
 def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     """Parse Pell source into a Module, or return the syntax diagnostics."""
     parser = grammar_parser()
+    builder = AstBuilder(text)
+    interactive = parser.parse_interactive(text)
+    # lark's own parser loop, with our callbacks in place of its tree builder's
+    interactive.parser_state.parse_conf.callbacks = builder.callbacks(parser.rules)
     try:
-        tree = parser.parse(text)
+        built = cast(Callable[[], _Built], interactive.resume_parse)()  # lark leaves it untyped
     except UnexpectedInput as error:
         return None, [_syntax_diagnostic(error, text, parser)]
-    builder = AstBuilder(text)
-    module = builder.transform(tree)
+    module = built[0]
     assert isinstance(module, ast.Module)
     return module, builder.diagnostics
 
@@ -249,12 +253,6 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagn
 # ---- tree -> AST -------------------------------------------------------------
 
 
-def _span(meta: Meta) -> ast.Span:
-    if getattr(meta, "empty", True):
-        return ast.NO_SPAN
-    return ast.Span(meta.start_pos, meta.end_pos)
-
-
 def _token_span(token: Token) -> ast.Span:
     start = token.start_pos or 0
     return ast.Span(start, token.end_pos if token.end_pos is not None else start)
@@ -277,64 +275,136 @@ class _ReturnType:
         self.type = type_ref
 
 
-class AstBuilder:
-    """Builds pell.ast nodes bottom-up, one `<rule>(meta, children)` method per rule; collects
-    the few diagnostics found while building (escapes).
+class _Inlined:
+    """What an inlined `_rule` hands its parent: its kept children, and its own span."""
 
-    A loop over an explicit stack rather than lark's Transformer: no recursion limit on deep
-    trees, and no per-call wrapper objects (they were a quarter of the compile time).
+    __slots__ = ("end", "items", "start")
+
+    def __init__(self, items: list[Any], start: int, end: int) -> None:
+        self.items = items
+        self.start = start
+        self.end = end
+
+
+# On lark's value stack a parsed value is a Token, an _Inlined, or a (value, start, end) tuple:
+# the value a handler built, with the span of everything the rule matched (start -1: empty).
+_Built = tuple[Any, int, int]
+
+
+def _bounds(children: list[Any]) -> tuple[int, int]:
+    """The span of a rule's children as matched, keywords and punctuation included."""
+    start = end = -1
+    for child in children:
+        if type(child) is tuple:
+            start = child[1]
+        elif isinstance(child, Token):
+            start = child.start_pos or 0
+        else:
+            start = child.start  # an _Inlined
+        if start >= 0:
+            break
+    for child in reversed(children):
+        if type(child) is tuple:
+            end = child[2]
+        elif isinstance(child, Token):
+            end = child.end_pos or 0
+        else:
+            end = child.end
+        if end >= 0:
+            break
+    return start, end
+
+
+class AstBuilder:
+    """Builds pell.ast nodes while lark's LALR parser reduces, one `<rule>(span, children)`
+    method per rule (or per alias); collects the few diagnostics found while building (escapes).
+
+    The callbacks replace lark's tree building: no parse tree is made, no position metadata is
+    propagated through it, and nothing recurses. Each callback shapes its children as lark's
+    tree builder would (anonymous tokens dropped, `_rule`s inlined, `?rule`s with one child
+    passed through, `[x]` placeholders as None), but takes the span from every token matched,
+    so a node's span includes its keywords and punctuation.
     """
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.diagnostics: list[Diagnostic] = []
-        self.handlers: dict[str, Any] = {}
 
-    def transform(self, root: Tree[Token]) -> Any:
-        handlers = self.handlers
-        values: list[Any] = []
-        work: list[tuple[Any, bool]] = [(root, False)]
-        while work:
-            node, children_done = work.pop()
-            if not isinstance(node, Tree):
-                values.append(node)
-            elif children_done:
-                count = len(node.children)
-                children = values[len(values) - count :] if count else []
-                if count:
-                    del values[len(values) - count :]
-                rule = str(node.data)
-                handler = handlers.get(rule)
-                if handler is None:
-                    handler = handlers[rule] = getattr(self, rule)
-                values.append(handler(node.meta, children))
-            else:
-                work.append((node, True))
-                work.extend((child, False) for child in reversed(node.children))
-        return values[0]
+    def callbacks(self, rules: list[Any]) -> dict[Any, Any]:
+        """One parser callback per grammar rule, from the rules lark analysed."""
+        return {rule: self._callback(rule) for rule in rules}
+
+    def _callback(self, rule: Any) -> Any:
+        options = rule.options
+        expansion = rule.expansion
+        # How many None placeholders go before each symbol, and after the last (lark's rule).
+        if options.empty_indices:
+            flags = "".join(str(int(flag)) for flag in options.empty_indices)
+            nones = [len(ones) for ones in flags.split("0")]
+        else:
+            nones = [0] * (len(expansion) + 1)
+        keep: list[tuple[int, bool, int]] = []
+        pending = 0
+        for index, symbol in enumerate(expansion):
+            pending += nones[index]
+            if options.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
+                inline = not symbol.is_term and symbol.name.startswith("_")
+                keep.append((index, inline, pending))
+                pending = 0
+        trailing = pending + nones[len(expansion)]
+        name = rule.alias or options.template_source or rule.origin.name
+        pass_single = bool(options.expand1) and not rule.alias
+        inlined = name.startswith("_")
+        handler = None if inlined else getattr(self, name, None)
+        always_single = len(keep) == 1 and keep[0][1:] == (False, 0) and not trailing
+        if handler is None and not inlined and not (pass_single and always_single):
+            raise AttributeError(f"AstBuilder has no handler for grammar rule {name!r}")
+        no_span = ast.NO_SPAN
+        span_type = ast.Span
+
+        def callback(children: list[Any]) -> Any:
+            start, end = _bounds(children)
+            kept: list[Any] = []
+            for index, inline, placeholders in keep:
+                if placeholders:
+                    kept.extend([None] * placeholders)
+                if inline:
+                    kept.extend(children[index].items)
+                else:
+                    kept.append(children[index])
+            if trailing:
+                kept.extend([None] * trailing)
+            if pass_single and len(kept) == 1:
+                return kept[0]
+            if handler is None:
+                return _Inlined(kept, start, end)
+            values = [child[0] if type(child) is tuple else child for child in kept]
+            span = span_type(start, end) if start >= 0 else no_span
+            return (handler(span, values), start, end)
+
+        return callback
 
     # -- module and items
 
-    def start(self, meta: Meta, children: list[Any]) -> ast.Module:
+    def start(self, span: ast.Span, children: list[Any]) -> ast.Module:
         path, span = children[0]
         imports = tuple(c for c in children[1:] if isinstance(c, ast.Import))
         items = tuple(c for c in children[1:] if not isinstance(c, ast.Import))
         return ast.Module(path, imports, items, span=ast.Span(span.start, len(self.text)))
 
-    def module_decl(self, meta: Meta, children: list[Any]) -> tuple[tuple[str, ...], ast.Span]:
-        return children[0], _span(meta)
+    def module_decl(self, span: ast.Span, children: list[Any]) -> tuple[tuple[str, ...], ast.Span]:
+        return children[0], span
 
-    def module_path(self, meta: Meta, children: list[Token]) -> tuple[str, ...]:
+    def module_path(self, span: ast.Span, children: list[Token]) -> tuple[str, ...]:
         return tuple(str(t) for t in children)
 
-    def import_decl(self, meta: Meta, children: list[Token]) -> ast.Import:
-        return ast.Import(tuple(str(t) for t in children), span=_span(meta))
+    def import_decl(self, span: ast.Span, children: list[Token]) -> ast.Import:
+        return ast.Import(tuple(str(t) for t in children), span=span)
 
-    def item(self, meta: Meta, children: list[Any]) -> ast.Item:
+    def item(self, span: ast.Span, children: list[Any]) -> ast.Item:
         annotations = tuple(c for c in children if isinstance(c, ast.Annotation))
         public = any(isinstance(c, Token) and c.type == "PUB" for c in children)
         body = children[-1]
-        span = _span(meta)
         if isinstance(body, ast.Fn):
             return ast.Fn(
                 body.name,
@@ -354,41 +424,41 @@ class AstBuilder:
         assert isinstance(body, ast.Enum)
         return ast.Enum(body.name, body.variants, public, annotations, span=span)
 
-    def annotation(self, meta: Meta, children: list[Any]) -> ast.Annotation:
+    def annotation(self, span: ast.Span, children: list[Any]) -> ast.Annotation:
         args: tuple[ast.AnnotationArg, ...] = children[1] if len(children) > 1 else ()
-        return ast.Annotation(str(children[0]), args, span=_span(meta))
+        return ast.Annotation(str(children[0]), args, span=span)
 
-    def annotation_args(self, meta: Meta, children: list[Any]) -> tuple[ast.AnnotationArg, ...]:
+    def annotation_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.AnnotationArg, ...]:
         return tuple(_present(children))
 
-    def keyword_arg(self, meta: Meta, children: list[Any]) -> ast.AnnotationArg:
-        return ast.AnnotationArg(str(children[0]), children[1], span=_span(meta))
+    def keyword_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(str(children[0]), children[1], span=span)
 
-    def positional_arg(self, meta: Meta, children: list[Any]) -> ast.AnnotationArg:
-        return ast.AnnotationArg(None, children[0], span=_span(meta))
+    def positional_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(None, children[0], span=span)
 
-    def record_decl(self, meta: Meta, children: list[Any]) -> ast.Record:
-        return ast.Record(str(children[0]), children[1], False, (), span=_span(meta))
+    def record_decl(self, span: ast.Span, children: list[Any]) -> ast.Record:
+        return ast.Record(str(children[0]), children[1], False, (), span=span)
 
-    def error_decl(self, meta: Meta, children: list[Any]) -> ast.ErrorDecl:
+    def error_decl(self, span: ast.Span, children: list[Any]) -> ast.ErrorDecl:
         fields = children[1] if len(children) > 1 else ()
-        return ast.ErrorDecl(str(children[0]), fields, False, (), span=_span(meta))
+        return ast.ErrorDecl(str(children[0]), fields, False, (), span=span)
 
-    def field_list(self, meta: Meta, children: list[Any]) -> tuple[ast.Field, ...]:
+    def field_list(self, span: ast.Span, children: list[Any]) -> tuple[ast.Field, ...]:
         return tuple(_present(children))
 
-    def field(self, meta: Meta, children: list[Any]) -> ast.Field:
-        return ast.Field(str(children[0]), children[1], span=_span(meta))
+    def field(self, span: ast.Span, children: list[Any]) -> ast.Field:
+        return ast.Field(str(children[0]), children[1], span=span)
 
-    def enum_decl(self, meta: Meta, children: list[Any]) -> ast.Enum:
+    def enum_decl(self, span: ast.Span, children: list[Any]) -> ast.Enum:
         variants = tuple(_present(children[1:]))
-        return ast.Enum(str(children[0]), variants, False, (), span=_span(meta))
+        return ast.Enum(str(children[0]), variants, False, (), span=span)
 
-    def variant(self, meta: Meta, children: list[Any]) -> ast.Variant:
+    def variant(self, span: ast.Span, children: list[Any]) -> ast.Variant:
         value = children[1] if len(children) > 1 else None
-        return ast.Variant(str(children[0]), value, span=_span(meta))
+        return ast.Variant(str(children[0]), value, span=span)
 
-    def fn_decl(self, meta: Meta, children: list[Any]) -> ast.Fn:
+    def fn_decl(self, span: ast.Span, children: list[Any]) -> ast.Fn:
         name: Token = children[0]
         params = tuple(c for c in children if isinstance(c, ast.Param))
         return_type = next((c.type for c in children if isinstance(c, _ReturnType)), None)
@@ -402,29 +472,29 @@ class AstBuilder:
             finally_body,
             False,
             (),
-            span=_span(meta),
+            span=span,
             name_span=_token_span(name),
         )
 
-    def return_type(self, meta: Meta, children: list[Any]) -> _ReturnType:
+    def return_type(self, span: ast.Span, children: list[Any]) -> _ReturnType:
         return _ReturnType(children[0])
 
-    def finally_clause(self, meta: Meta, children: list[Any]) -> _FinallyClause:
+    def finally_clause(self, span: ast.Span, children: list[Any]) -> _FinallyClause:
         # The block's span starts at the `finally` keyword, so messages point at it.
-        return _FinallyClause(ast.Block(children[0].stmts, span=_span(meta)))
+        return _FinallyClause(ast.Block(children[0].stmts, span=span))
 
-    def param(self, meta: Meta, children: list[Any]) -> ast.Param:
+    def param(self, span: ast.Span, children: list[Any]) -> ast.Param:
         mode: Any = "in"
         if isinstance(children[0], Token) and children[0].type in ("OUT", "INOUT"):
             mode = str(children[0])
             children = children[1:]
         elif children[0] is None:
             children = children[1:]
-        return ast.Param(str(children[0]), mode, children[1], span=_span(meta))
+        return ast.Param(str(children[0]), mode, children[1], span=span)
 
     # -- types
 
-    def named_type(self, meta: Meta, children: list[Any]) -> ast.NamedType:
+    def named_type(self, span: ast.Span, children: list[Any]) -> ast.NamedType:
         name = str(children[0])
         args: tuple[ast.TypeArg, ...] = ()
         optional = False
@@ -433,23 +503,23 @@ class AstBuilder:
                 args = child
             elif isinstance(child, Token) and child.type == "OPTIONAL":
                 optional = True
-        return ast.NamedType(name, args, optional, span=_span(meta))
+        return ast.NamedType(name, args, optional, span=span)
 
-    def unit_type(self, meta: Meta, children: list[Any]) -> ast.UnitType:
-        return ast.UnitType(span=_span(meta))
+    def unit_type(self, span: ast.Span, children: list[Any]) -> ast.UnitType:
+        return ast.UnitType(span=span)
 
-    def type_args(self, meta: Meta, children: list[Any]) -> tuple[ast.TypeArg, ...]:
+    def type_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.TypeArg, ...]:
         return tuple(children)
 
-    def type_arg(self, meta: Meta, children: list[Any]) -> ast.TypeArg:
-        return ast.TypeArg(tuple(children), span=_span(meta))
+    def type_arg(self, span: ast.Span, children: list[Any]) -> ast.TypeArg:
+        return ast.TypeArg(tuple(children), span=span)
 
     # -- statements
 
-    def block(self, meta: Meta, children: list[Any]) -> ast.Block:
-        return ast.Block(tuple(children), span=_span(meta))
+    def block(self, span: ast.Span, children: list[Any]) -> ast.Block:
+        return ast.Block(tuple(children), span=span)
 
-    def _binding(self, meta: Meta, children: list[Any], mutable: bool) -> ast.Let:
+    def _binding(self, span: ast.Span, children: list[Any], mutable: bool) -> ast.Let:
         name: Token = children[0]
         type_ref = next(
             (c for c in children[1:] if isinstance(c, ast.NamedType | ast.UnitType)), None
@@ -462,101 +532,97 @@ class AstBuilder:
             ),
             None,
         )
-        return ast.Let(
-            str(name), type_ref, value, mutable, span=_span(meta), name_span=_token_span(name)
-        )
+        return ast.Let(str(name), type_ref, value, mutable, span=span, name_span=_token_span(name))
 
-    def let_stmt(self, meta: Meta, children: list[Any]) -> ast.Let:
-        return self._binding(meta, children, mutable=False)
+    def let_stmt(self, span: ast.Span, children: list[Any]) -> ast.Let:
+        return self._binding(span, children, mutable=False)
 
-    def var_stmt(self, meta: Meta, children: list[Any]) -> ast.Let:
-        return self._binding(meta, children, mutable=True)
+    def var_stmt(self, span: ast.Span, children: list[Any]) -> ast.Let:
+        return self._binding(span, children, mutable=True)
 
-    def assign_stmt(self, meta: Meta, children: list[Any]) -> ast.Assign:
-        return ast.Assign(children[0], children[1], span=_span(meta))
+    def assign_stmt(self, span: ast.Span, children: list[Any]) -> ast.Assign:
+        return ast.Assign(children[0], children[1], span=span)
 
-    def expr_stmt(self, meta: Meta, children: list[Any]) -> ast.ExprStmt:
-        return ast.ExprStmt(children[0], span=_span(meta))
+    def expr_stmt(self, span: ast.Span, children: list[Any]) -> ast.ExprStmt:
+        return ast.ExprStmt(children[0], span=span)
 
-    def if_stmt(self, meta: Meta, children: list[Any]) -> ast.If:
+    def if_stmt(self, span: ast.Span, children: list[Any]) -> ast.If:
         otherwise = children[2] if len(children) > 2 else None
-        return ast.If(children[0], children[1], otherwise, span=_span(meta))
+        return ast.If(children[0], children[1], otherwise, span=span)
 
-    def else_clause(self, meta: Meta, children: list[Any]) -> ast.Block | ast.If:
+    def else_clause(self, span: ast.Span, children: list[Any]) -> ast.Block | ast.If:
         result: ast.Block | ast.If = children[0]
         return result
 
-    def while_stmt(self, meta: Meta, children: list[Any]) -> ast.While:
-        return ast.While(children[0], children[1], span=_span(meta))
+    def while_stmt(self, span: ast.Span, children: list[Any]) -> ast.While:
+        return ast.While(children[0], children[1], span=span)
 
-    def for_stmt(self, meta: Meta, children: list[Any]) -> ast.For:
+    def for_stmt(self, span: ast.Span, children: list[Any]) -> ast.For:
         var: Token = children[0]
-        return ast.For(
-            str(var), children[1], children[2], span=_span(meta), var_span=_token_span(var)
-        )
+        return ast.For(str(var), children[1], children[2], span=span, var_span=_token_span(var))
 
-    def range(self, meta: Meta, children: list[Any]) -> ast.Range:
-        return ast.Range(children[0], children[2], str(children[1]) == "..=", span=_span(meta))
+    def range(self, span: ast.Span, children: list[Any]) -> ast.Range:
+        return ast.Range(children[0], children[2], str(children[1]) == "..=", span=span)
 
-    def break_stmt(self, meta: Meta, children: list[Any]) -> ast.Break:
-        return ast.Break(span=_span(meta))
+    def break_stmt(self, span: ast.Span, children: list[Any]) -> ast.Break:
+        return ast.Break(span=span)
 
-    def continue_stmt(self, meta: Meta, children: list[Any]) -> ast.Continue:
-        return ast.Continue(span=_span(meta))
+    def continue_stmt(self, span: ast.Span, children: list[Any]) -> ast.Continue:
+        return ast.Continue(span=span)
 
-    def return_stmt(self, meta: Meta, children: list[Any]) -> ast.Return:
-        return ast.Return(children[0] if children else None, span=_span(meta))
+    def return_stmt(self, span: ast.Span, children: list[Any]) -> ast.Return:
+        return ast.Return(children[0] if children else None, span=span)
 
-    def transaction_stmt(self, meta: Meta, children: list[Any]) -> ast.Transaction:
-        return ast.Transaction(children[0], span=_span(meta))
+    def transaction_stmt(self, span: ast.Span, children: list[Any]) -> ast.Transaction:
+        return ast.Transaction(children[0], span=span)
 
-    def yield_stmt(self, meta: Meta, children: list[Any]) -> ast.Yield:
-        return ast.Yield(children[0], span=_span(meta))
+    def yield_stmt(self, span: ast.Span, children: list[Any]) -> ast.Yield:
+        return ast.Yield(children[0], span=span)
 
     # -- expressions
 
-    def binary_chain(self, meta: Meta, children: list[Any]) -> ast.Expr:
+    def binary_chain(self, span: ast.Span, children: list[Any]) -> ast.Expr:
         operands: list[ast.Expr] = children[0::2]
         operators: list[Token] = children[1::2]
         return _climb(operands, operators)
 
-    def prefix(self, meta: Meta, children: list[Any]) -> ast.Unary:
+    def prefix(self, span: ast.Span, children: list[Any]) -> ast.Unary:
         op: Any = str(children[0])
-        return ast.Unary(op, children[1], span=_span(meta))
+        return ast.Unary(op, children[1], span=span)
 
-    def field_access(self, meta: Meta, children: list[Any]) -> ast.FieldAccess:
-        return ast.FieldAccess(children[0], str(children[1]), span=_span(meta))
+    def field_access(self, span: ast.Span, children: list[Any]) -> ast.FieldAccess:
+        return ast.FieldAccess(children[0], str(children[1]), span=span)
 
-    def method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
+    def method_call(self, span: ast.Span, children: list[Any]) -> ast.MethodCall:
         name: Token = children[1]
         return ast.MethodCall(
-            children[0], str(name), children[2], span=_span(meta), name_span=_token_span(name)
+            children[0], str(name), children[2], span=span, name_span=_token_span(name)
         )
 
-    def generic_method_call(self, meta: Meta, children: list[Any]) -> ast.MethodCall:
+    def generic_method_call(self, span: ast.Span, children: list[Any]) -> ast.MethodCall:
         name: Token = children[1]
         return ast.MethodCall(
             children[0],
             str(name),
             children[3],
             children[2],
-            span=_span(meta),
+            span=span,
             name_span=_token_span(name),
         )
 
-    def propagate(self, meta: Meta, children: list[Any]) -> ast.Propagate:
-        return ast.Propagate(children[0], span=_span(meta))
+    def propagate(self, span: ast.Span, children: list[Any]) -> ast.Propagate:
+        return ast.Propagate(children[0], span=span)
 
-    def call_args(self, meta: Meta, children: list[Any]) -> tuple[ast.Expr, ...]:
+    def call_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.Expr, ...]:
         return tuple(_present(children))
 
-    def number(self, meta: Meta, children: list[Token]) -> ast.NumberLit:
-        return ast.NumberLit(str(children[0]).replace("_", ""), span=_span(meta))
+    def number(self, span: ast.Span, children: list[Token]) -> ast.NumberLit:
+        return ast.NumberLit(str(children[0]).replace("_", ""), span=span)
 
-    def raw_string(self, meta: Meta, children: list[Token]) -> ast.StringLit:
-        return ast.StringLit((str(children[0])[1:-1],), span=_span(meta))
+    def raw_string(self, span: ast.Span, children: list[Token]) -> ast.StringLit:
+        return ast.StringLit((str(children[0])[1:-1],), span=span)
 
-    def string(self, meta: Meta, children: list[Any]) -> ast.StringLit:
+    def string(self, span: ast.Span, children: list[Any]) -> ast.StringLit:
         parts: list[str | ast.Expr] = []
         for child in children[1:-1]:
             if isinstance(child, Token):
@@ -567,7 +633,7 @@ class AstBuilder:
                     parts.append(text)
             else:
                 parts.append(child)
-        return ast.StringLit(tuple(parts), span=_span(meta))
+        return ast.StringLit(tuple(parts), span=span)
 
     def _unescape(self, token: Token) -> str:
         raw = str(token)
@@ -598,58 +664,56 @@ class AstBuilder:
                 index += 1
         return "".join(out)
 
-    def true(self, meta: Meta, children: list[Any]) -> ast.BoolLit:
-        return ast.BoolLit(True, span=_span(meta))
+    def true(self, span: ast.Span, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(True, span=span)
 
-    def false(self, meta: Meta, children: list[Any]) -> ast.BoolLit:
-        return ast.BoolLit(False, span=_span(meta))
+    def false(self, span: ast.Span, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(False, span=span)
 
-    def none(self, meta: Meta, children: list[Any]) -> ast.NoneLit:
-        return ast.NoneLit(span=_span(meta))
+    def none(self, span: ast.Span, children: list[Any]) -> ast.NoneLit:
+        return ast.NoneLit(span=span)
 
-    def unit(self, meta: Meta, children: list[Any]) -> ast.UnitLit:
-        return ast.UnitLit(span=_span(meta))
+    def unit(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
+        return ast.UnitLit(span=span)
 
-    def path(self, meta: Meta, children: list[Token]) -> tuple[str, ...]:
+    def path(self, span: ast.Span, children: list[Token]) -> tuple[str, ...]:
         return tuple(str(t) for t in children)
 
-    def name(self, meta: Meta, children: list[Any]) -> ast.Name:
-        return ast.Name(children[0], span=_span(meta))
+    def name(self, span: ast.Span, children: list[Any]) -> ast.Name:
+        return ast.Name(children[0], span=span)
 
-    def call(self, meta: Meta, children: list[Any]) -> ast.Call:
-        span = _span(meta)
+    def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
         callee = ast.Name(
             children[0], span=ast.Span(span.start, span.start + len("::".join(children[0])))
         )
         return ast.Call(callee, children[1], span=span)
 
-    def ok(self, meta: Meta, children: list[Any]) -> ast.Wrap:
-        return ast.Wrap("Ok", children[0] if children else None, span=_span(meta))
+    def ok(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Ok", children[0] if children else None, span=span)
 
-    def err(self, meta: Meta, children: list[Any]) -> ast.Wrap:
-        return ast.Wrap("Err", children[0], span=_span(meta))
+    def err(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Err", children[0], span=span)
 
-    def some(self, meta: Meta, children: list[Any]) -> ast.Wrap:
-        return ast.Wrap("Some", children[0], span=_span(meta))
+    def some(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Some", children[0], span=span)
 
-    def list_literal(self, meta: Meta, children: list[Any]) -> ast.ListLit:
-        return ast.ListLit(children[0], span=_span(meta))
+    def list_literal(self, span: ast.Span, children: list[Any]) -> ast.ListLit:
+        return ast.ListLit(children[0], span=span)
 
-    def record_literal(self, meta: Meta, children: list[Any]) -> ast.RecordLit:
+    def record_literal(self, span: ast.Span, children: list[Any]) -> ast.RecordLit:
         fields = tuple(_present(children[1:]))
-        return ast.RecordLit(str(children[0]), fields, span=_span(meta))
+        return ast.RecordLit(str(children[0]), fields, span=span)
 
-    def field_init(self, meta: Meta, children: list[Any]) -> ast.FieldInit:
+    def field_init(self, span: ast.Span, children: list[Any]) -> ast.FieldInit:
         name: Token = children[0]
         value = children[1] if len(children) > 1 and children[1] is not None else None
         if value is None:
             value = ast.Name((str(name),), span=_token_span(name))
-        return ast.FieldInit(str(name), value, span=_span(meta))
+        return ast.FieldInit(str(name), value, span=span)
 
-    def sql_block(self, meta: Meta, children: list[Any]) -> ast.SqlBlock:
+    def sql_block(self, span: ast.Span, children: list[Any]) -> ast.SqlBlock:
         opener: Token = children[0]
         text_start = opener.end_pos or 0
-        span = _span(meta)
         text = self.text[text_start : span.end - 1]
         first = text_start + len(text) - len(text.lstrip())
         first_column = first - (self.text.rfind("\n", 0, first) + 1)
