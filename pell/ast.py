@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 
@@ -378,6 +378,25 @@ class Module(Node):
         return ".".join(self.path)
 
 
+# Field types that never hold a node: walks skip them.
+_LEAF_TYPES = frozenset({"Span", "bool", "int", "str", "str | None", "tuple[str, ...]"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(node: Node) -> tuple[str, ...]:
+    """The names of the fields of `node`'s class that may hold nodes."""
+    cls = type(node)
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(
+            declared.name
+            for declared in fields(cls)
+            if str(declared.type) not in _LEAF_TYPES
+            and not str(declared.type).startswith("Literal[")
+        )
+    return names
+
+
 def walk(node: Node) -> Iterator[Node]:
     """`node` and every node below it, depth first, in source order."""
     stack: list[object] = [node]
@@ -385,8 +404,7 @@ def walk(node: Node) -> Iterator[Node]:
         current = stack.pop()
         if isinstance(current, Node):
             yield current
-            children = [getattr(current, name) for name in current.__dataclass_fields__]
-            stack.extend(reversed(children))
+            stack.extend(reversed([getattr(current, name) for name in _child_fields(current)]))
         elif isinstance(current, tuple):
             stack.extend(reversed(current))
 
@@ -400,9 +418,7 @@ def deepest(node: Node) -> tuple[int, Node]:
         if isinstance(current, Node):
             if depth > deepest_depth:
                 deepest_depth, deepest_node = depth, current
-            stack.extend(
-                (getattr(current, name), depth + 1) for name in current.__dataclass_fields__
-            )
+            stack.extend((getattr(current, name), depth + 1) for name in _child_fields(current))
         elif isinstance(current, tuple):
             stack.extend((item, depth) for item in current)
     return deepest_depth, deepest_node

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 import os
 import re
 import sys
@@ -315,6 +316,22 @@ def _bounds(children: list[Any]) -> tuple[int, int]:
     return start, end
 
 
+def _single_index(rule: Any) -> int | None:
+    """The position of the one symbol `rule` keeps when it keeps exactly one and inlines
+    nothing, else None."""
+    kept = [
+        position
+        for position, symbol in enumerate(rule.expansion)
+        if rule.options.keep_all_tokens or not (symbol.is_term and symbol.filter_out)
+    ]
+    if len(kept) != 1 or rule.options.empty_indices:
+        return None
+    symbol = rule.expansion[kept[0]]
+    if symbol.name.startswith("_") and not symbol.is_term:
+        return None
+    return kept[0]
+
+
 class AstBuilder:
     """Builds pell.ast nodes while lark's LALR parser reduces, one `<rule>(span, children)`
     method per rule (or per alias); collects the few diagnostics found while building (escapes).
@@ -332,11 +349,38 @@ class AstBuilder:
 
     def callbacks(self, rules: list[Any]) -> dict[Any, Any]:
         """One parser callback per grammar rule, from the rules lark analysed."""
-        return {rule: self._callback(rule) for rule in rules}
+        by_origin: dict[str, list[Any]] = {}
+        for rule in rules:
+            by_origin.setdefault(rule.origin.name, []).append(rule)
+        # Inlined `_rule`s whose every alternative is one kept symbol hand that symbol's value
+        # up as it is, and their parents take it as an ordinary child.
+        single = {
+            origin
+            for origin, alternatives in by_origin.items()
+            if origin.startswith("_")
+            and all(_single_index(rule) is not None for rule in alternatives)
+        }
+        return {rule: self._callback(rule, single) for rule in rules}
 
-    def _callback(self, rule: Any) -> Any:
+    def _callback(self, rule: Any, single: set[str]) -> Any:
         options = rule.options
         expansion = rule.expansion
+        name = rule.alias or options.template_source or rule.origin.name
+        index = _single_index(rule)
+        # A `?rule` or `_rule` reduced from one kept symbol passes that symbol's value up. Its
+        # parent measures it from the tokens it dropped too, as lark's containers do: in
+        # `(a).f()` the call starts at the `(`, while `a` keeps its own span.
+        passes = rule.origin.name in single or (options.expand1 and not rule.alias)
+        if index is not None and passes:
+            if len(expansion) == 1:
+                return operator.itemgetter(0)
+
+            def pass_through(children: list[Any]) -> _Built:
+                start, end = _bounds(children)
+                child = children[index]
+                return (child[0] if type(child) is tuple else child, start, end)
+
+            return pass_through
         # How many None placeholders go before each symbol, and after the last (lark's rule).
         if options.empty_indices:
             flags = "".join(str(int(flag)) for flag in options.empty_indices)
@@ -345,19 +389,17 @@ class AstBuilder:
             nones = [0] * (len(expansion) + 1)
         keep: list[tuple[int, bool, int]] = []
         pending = 0
-        for index, symbol in enumerate(expansion):
-            pending += nones[index]
+        for position, symbol in enumerate(expansion):
+            pending += nones[position]
             if options.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
-                inline = not symbol.is_term and symbol.name.startswith("_")
-                keep.append((index, inline, pending))
+                inline = symbol.name.startswith("_") and not symbol.is_term
+                keep.append((position, inline and symbol.name not in single, pending))
                 pending = 0
         trailing = pending + nones[len(expansion)]
-        name = rule.alias or options.template_source or rule.origin.name
         pass_single = bool(options.expand1) and not rule.alias
         inlined = name.startswith("_")
         handler = None if inlined else getattr(self, name, None)
-        always_single = len(keep) == 1 and keep[0][1:] == (False, 0) and not trailing
-        if handler is None and not inlined and not (pass_single and always_single):
+        if handler is None and not inlined and not pass_single:
             raise AttributeError(f"AstBuilder has no handler for grammar rule {name!r}")
         no_span = ast.NO_SPAN
         span_type = ast.Span
@@ -365,17 +407,20 @@ class AstBuilder:
         def callback(children: list[Any]) -> Any:
             start, end = _bounds(children)
             kept: list[Any] = []
-            for index, inline, placeholders in keep:
+            for position, inline, placeholders in keep:
                 if placeholders:
                     kept.extend([None] * placeholders)
-                if inline:
-                    kept.extend(children[index].items)
-                else:
-                    kept.append(children[index])
+                if not inline:
+                    kept.append(children[position])
+                elif kept:
+                    kept.extend(children[position].items)
+                else:  # a left-recursive list: take it over instead of copying it each time
+                    kept = children[position].items
             if trailing:
                 kept.extend([None] * trailing)
             if pass_single and len(kept) == 1:
-                return kept[0]
+                child = kept[0]
+                return (child[0] if type(child) is tuple else child, start, end)
             if handler is None:
                 return _Inlined(kept, start, end)
             values = [child[0] if type(child) is tuple else child for child in kept]
