@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from dataclasses import dataclass
 
 import jinja2
@@ -227,14 +228,15 @@ def generate(
 
 
 def strip_markers(rendered: str) -> tuple[str, dict[int, int]]:
-    """The SQL without source markers, and SQL line (1-based) -> source offset."""
-    lines = []
+    """The SQL without source markers, and SQL line (1-based) -> source offset (the first
+    marker on a line wins)."""
     origins: dict[int, int] = {}
-    for number, line in enumerate(rendered.split("\n"), start=1):
-        while MARKER_START in line:
-            start = line.index(MARKER_START)
-            end = line.index(MARKER_END, start)
-            origins.setdefault(number, int(line[start + 1 : end]))
-            line = line[:start] + line[end + 1 :]
-        lines.append(line)
-    return "\n".join(lines), origins
+    line, counted = 1, 0
+    for marker in _MARKER.finditer(rendered):
+        line += rendered.count("\n", counted, marker.start())
+        counted = marker.start()
+        origins.setdefault(line, int(marker.group(1)))
+    return _MARKER.sub("", rendered), origins
+
+
+_MARKER = re.compile(f"{MARKER_START}([0-9]+){MARKER_END}")

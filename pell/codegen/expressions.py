@@ -6,6 +6,8 @@ written only where PL/SQL would otherwise group differently.
 
 from __future__ import annotations
 
+import re
+
 from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.bodies import sql_chain
@@ -30,29 +32,23 @@ BINARY_OPERATORS: dict[str, tuple[str, int]] = {
     "/": ("/", MULTIPLICATIVE),
 }
 
-# Control characters that get CHR() instead of a raw character inside a literal.
-_CONTROL_CHARACTERS = {"\n": 10, "\t": 9, "\r": 13}
+# Control characters get CHR() instead of a raw character inside a literal.
+_CONTROL = re.compile(r"[\x00-\x1f]")
+_CONTROL_SPLIT = re.compile(r"([^\x00-\x1f]*)([\x00-\x1f]?)")
 
 Lowered = tuple[str, int]  # (PL/SQL text, precedence)
 
 
 def quote_text(value: str) -> str:
     """A PL/SQL text literal: `'` doubled; newlines and tabs as CHR() so the literal stays on one line."""
+    if _CONTROL.search(value) is None:
+        return "'" + value.replace("'", "''") + "'"
     pieces: list[str] = []
-    current: list[str] = []
-    for char in value:
-        code = _CONTROL_CHARACTERS.get(char)
-        if code is None and ord(char) < 32:
-            code = ord(char)
-        if code is None:
-            current.append("''" if char == "'" else char)
-            continue
-        if current:
-            pieces.append("'" + "".join(current) + "'")
-            current = []
-        pieces.append(f"CHR({code})")
-    if current or not pieces:
-        pieces.append("'" + "".join(current) + "'")
+    for text, control in _CONTROL_SPLIT.findall(value):
+        if text:
+            pieces.append("'" + text.replace("'", "''") + "'")
+        if control:
+            pieces.append(f"CHR({ord(control)})")
     return " || ".join(pieces)
 
 
