@@ -2,7 +2,8 @@
 
     python bench/compare.py [--runs 5]
 
-Installs pell==0.1.0 into a temporary venv, writes modules of N fns in five shapes both
+Installs pell==0.1.0 and this working tree's pellc into two temporary venvs (both by pip, so
+both run from compiled bytecode, as users run them), writes modules of N fns in five shapes both
 compilers accept (bench/synthetic.py), and times both on each, alternating runs, reporting
 medians, the ratio and peak memory (max RSS of the compiler process); then the scaling table
 (N = 250, 1000, 4000, 8000) and the start-up time on a one-fn file. Prints Markdown for
@@ -51,29 +52,33 @@ def measure(commands: dict[str, list[str]], runs: int) -> dict[str, tuple[float,
     return {name: (statistics.median(times[name]), memory[name]) for name in commands}
 
 
+def install(environment: Path, requirement: str) -> Path:
+    """A new venv at `environment` with `requirement` installed by pip; its bin directory."""
+    venv.create(environment, with_pip=True)
+    python = environment / "bin" / "python"
+    subprocess.run([str(python), "-m", "pip", "install", "-q", requirement], check=True)
+    return environment / "bin"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    pellc = str(Path(sys.executable).parent / "pellc")
     with tempfile.TemporaryDirectory() as work_dir:
         work = Path(work_dir)
-        venv.create(work / "pell01", with_pip=True)
-        subprocess.run(
-            [str(work / "pell01" / "bin" / "python"), "-m", "pip", "install", "-q", "pell==0.1.0"],
-            check=True,
-        )
-        pell = str(work / "pell01" / "bin" / "pell")
+        pell = install(work / "pell01", "pell==0.1.0") / "pell"
+        pellc = install(work / "pellc", str(Path(__file__).resolve().parent.parent)) / "pellc"
 
         def commands(size: int) -> dict[str, list[str]]:
             source = work / f"m{size}.pell"
             if not source.exists():
                 source.write_text(module(size), encoding="utf-8")
             return {
-                "pellc": [pellc, "build", str(source), "-o", str(work / f"pellc{size}.sql")],
-                "pell 0.1": [pell, "build", str(source), "-o", str(work / f"pell{size}.sql")],
+                "pellc": [str(pellc), "build", str(source), "-o", str(work / f"pellc{size}.sql")],
+                "pell 0.1": [str(pell), "build", str(source), "-o", str(work / f"pell{size}.sql")],
             }
 
+        measure(commands(1), 1)  # warm-up: pellc's grammar cache, the OS's file cache
         main_size = 2000
         result = measure(commands(main_size), args.runs)
         size_kb = (work / f"m{main_size}.pell").stat().st_size / 1000
