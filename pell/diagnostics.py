@@ -114,6 +114,16 @@ def did_you_mean(name: str, candidates: list[str] | tuple[str, ...]) -> str:
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
+def quoted_with_article(name: object) -> str:
+    """`name` in backticks after "a" or "an", by how it is said: an `int`, a `unit`."""
+    text = str(name)
+    lowered = text.lower()
+    vowel = lowered[:1] in ("a", "e", "i", "o") or (
+        lowered.startswith("u") and not lowered.startswith(("uni", "use", "usu", "uu"))
+    )
+    return f"{'an' if vowel else 'a'} `{text}`"
+
+
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
     return any(d.is_error for d in diagnostics)
 

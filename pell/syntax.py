@@ -316,6 +316,10 @@ def _bounds(children: list[Any]) -> tuple[int, int]:
     return start, end
 
 
+# Handlers given their children as matched, (value, start, end), rather than bare values.
+_WITH_SPANS = frozenset({"binary_chain"})
+
+
 def _single_index(rule: Any) -> int | None:
     """The position of the one symbol `rule` keeps when it keeps exactly one and inlines
     nothing, else None."""
@@ -403,6 +407,7 @@ class AstBuilder:
             raise AttributeError(f"AstBuilder has no handler for grammar rule {name!r}")
         no_span = ast.NO_SPAN
         span_type = ast.Span
+        with_spans = name in _WITH_SPANS
 
         def callback(children: list[Any]) -> Any:
             start, end = _bounds(children)
@@ -423,9 +428,10 @@ class AstBuilder:
                 return (child[0] if type(child) is tuple else child, start, end)
             if handler is None:
                 return _Inlined(kept, start, end)
-            values = [child[0] if type(child) is tuple else child for child in kept]
+            if not with_spans:
+                kept = [child[0] if type(child) is tuple else child for child in kept]
             span = span_type(start, end) if start >= 0 else no_span
-            return (handler(span, values), start, end)
+            return (handler(span, kept), start, end)
 
         return callback
 
@@ -627,9 +633,8 @@ class AstBuilder:
     # -- expressions
 
     def binary_chain(self, span: ast.Span, children: list[Any]) -> ast.Expr:
-        operands: list[ast.Expr] = children[0::2]
-        operators: list[Token] = children[1::2]
-        return _climb(operands, operators)
+        # Called with its children as matched (see _WITH_SPANS): operands with their spans.
+        return _climb(children[0::2], children[1::2])
 
     def prefix(self, span: ast.Span, children: list[Any]) -> ast.Unary:
         op: Any = str(children[0])
@@ -765,13 +770,12 @@ class AstBuilder:
         return ast.SqlBlock(text, text_start, first_column, span=span)
 
 
-def _climb(operands: list[ast.Expr], operators: list[Token]) -> ast.Expr:
-    """Precedence climbing over a flat `a op b op c` chain (all operators left-associative)."""
-    if not operators:
-        return operands[0]
+def _climb(operands: list[_Built], operators: list[Token]) -> ast.Expr:
+    """Precedence climbing over a flat `a op b op c` chain (all operators left-associative).
+    Operands come with their matched spans, so `(a + b) * c` starts at its `(`."""
     position = 0
 
-    def parse_level(min_precedence: int) -> ast.Expr:
+    def parse_level(min_precedence: int) -> _Built:
         nonlocal position
         left = operands[position]
         while position < len(operators):
@@ -781,7 +785,10 @@ def _climb(operands: list[ast.Expr], operators: list[Token]) -> ast.Expr:
                 break
             position += 1
             right = parse_level(precedence + 1)
-            left = ast.Binary(op, left, right, span=ast.Span(left.span.start, right.span.end))
+            start, end = left[1], right[2]
+            node = ast.Binary(op, left[0], right[0], span=ast.Span(start, end))
+            left = (node, start, end)
         return left
 
-    return parse_level(0)
+    climbed: ast.Expr = parse_level(0)[0]
+    return climbed

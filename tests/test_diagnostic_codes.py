@@ -29,3 +29,35 @@ def test_codes_are_kebab_case_with_a_summary() -> None:
     for code, (_, summary) in CODES.items():
         assert code == code.lower() and " " not in code and "_" not in code
         assert summary
+
+
+def test_messages_use_the_article_the_word_is_said_with() -> None:
+    from pell.diagnostics import quoted_with_article
+
+    said = {
+        "int": "an `int`",
+        "Option<number>": "an `Option<number>`",
+        "Item": "an `Item`",
+        "number": "a `number`",
+        "unit": "a `unit`",
+        "Update": "an `Update`",
+        "text": "a `text`",
+    }
+    assert {word: quoted_with_article(word) for word in said} == said
+
+
+def test_no_message_names_the_unknown_type_of_error_recovery() -> None:
+    # An expression whose type is unknown got its own error; a second message about it
+    # ("cannot be stored in an `unknown`") would only repeat that error, worse.
+    from pell import compile_source
+
+    source = """module m;
+pub fn f() {
+    let r: Missing = sql! { select 1 from dual }.one();
+    return nope;
+}
+"""
+    messages = [d.message for d in compile_source(source, "m.pell").diagnostics]
+    assert len(messages) == 2 and "Missing" in messages[0] and "nope" in messages[1]
+    rendered = "".join(p.read_text(encoding="utf-8") for p in SNAPSHOTS.glob("*.txt"))
+    assert "`unknown`" not in rendered + "".join(messages)

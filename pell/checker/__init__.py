@@ -13,7 +13,7 @@ from pell.checker.annotations import (
 from pell.checker.bodies import check_fn_body
 from pell.checker.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety
-from pell.diagnostics import Diagnostic, Note, did_you_mean
+from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 
 __all__ = ["CheckedModule", "TypeResolver", "check"]
 
@@ -255,7 +255,7 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
                     Diagnostic.of(
                         "unsupported",
                         f"error fields are scalars (they go into the error's JSON message); "
-                        f"`{field.name}` is a `{field_type}`",
+                        f"`{field.name}` is {quoted_with_article(field_type)}",
                         field.span,
                     )
                 )

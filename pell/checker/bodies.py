@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from pell import ast, naming, sqltext
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
-from pell.diagnostics import Diagnostic, Note, did_you_mean
+from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 
 if TYPE_CHECKING:
     from pell.checker import TypeResolver
@@ -202,7 +202,7 @@ class BodyChecker:
             elif not t.assignable(value_type, declared):
                 self.error(
                     "type-mismatch",
-                    f"`{stmt.name}` is declared `{declared}` but is given a `{value_type}`",
+                    f"`{stmt.name}` is declared `{declared}` but is given {quoted_with_article(value_type)}",
                     stmt.value.span,
                 )
         elif declared is None:
@@ -223,7 +223,7 @@ class BodyChecker:
         if not t.assignable(value_type, target_type):
             self.error(
                 "type-mismatch",
-                f"cannot assign a `{value_type}` to `{_describe(stmt.target)}`, "
+                f"cannot assign {quoted_with_article(value_type)} to `{_describe(stmt.target)}`, "
                 f"which is `{target_type}`",
                 stmt.value.span,
             )
@@ -269,7 +269,11 @@ class BodyChecker:
     def condition(self, expr: ast.Expr, what: str) -> None:
         type_ = self.expr(expr, t.BOOL)
         if not t.assignable(type_, t.BOOL):
-            self.error("type-mismatch", f"{what} must be a `bool`, not a `{type_}`", expr.span)
+            self.error(
+                "type-mismatch",
+                f"{what} must be a `bool`, not {quoted_with_article(type_)}",
+                expr.span,
+            )
 
     def stmt_if(self, stmt: ast.If) -> None:
         self.condition(stmt.condition, "an `if` condition")
@@ -320,7 +324,7 @@ class BodyChecker:
                     self.error(
                         "type-mismatch",
                         f"`for` runs over a range, a list or `sql! {{ select ... }}`, "
-                        f"not a `{source_type}`",
+                        f"not {quoted_with_article(source_type)}",
                         source.span,
                     )
                 variable = self.declare_local(stmt.var, t.UNKNOWN, stmt.var_span, kind="loop")
@@ -372,13 +376,13 @@ class BodyChecker:
         if isinstance(stmt.value, ast.Wrap) and stmt.value.kind == "Err":
             self.returned_errors.add(id(stmt.value))
         value_type = self.expr(stmt.value, expected)
-        if isinstance(value_type, t.NeverType):
-            return
+        if isinstance(value_type, t.NeverType | t.UnknownType):
+            return  # unknown: the error that made it is reported already
         if not self.fn.is_function:
             if not isinstance(value_type, t.UnitType):
                 self.error(
                     "return-type",
-                    f"fn `{self.fn.decl.name}` returns nothing, but this returns a `{value_type}`",
+                    f"fn `{self.fn.decl.name}` returns nothing, but this returns {quoted_with_article(value_type)}",
                     stmt.value.span,
                     "declare a return type with `-> T`",
                 )
@@ -405,7 +409,7 @@ class BodyChecker:
         elif row is not None and not t.assignable(value_type, row):
             self.error(
                 "type-mismatch",
-                f"fn `{self.fn.decl.name}` pipes `{row}` rows, not a `{value_type}`",
+                f"fn `{self.fn.decl.name}` pipes `{row}` rows, not {quoted_with_article(value_type)}",
                 stmt.value.span,
             )
 
@@ -447,7 +451,7 @@ class BodyChecker:
                 if not isinstance(part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
                     self.error(
                         "type-mismatch",
-                        f"a `{part_type}` cannot be interpolated into text",
+                        f"{quoted_with_article(part_type)} cannot be interpolated into text",
                         part.span,
                         "interpolate its fields one by one",
                     )
@@ -531,7 +535,11 @@ class BodyChecker:
             )
             return t.UNKNOWN
         if not isinstance(target, t.UnknownType):
-            self.error("unknown-field", f"a `{target}` has no fields (`.{expr.name}`)", expr.span)
+            self.error(
+                "unknown-field",
+                f"{quoted_with_article(target)} has no fields (`.{expr.name}`)",
+                expr.span,
+            )
         return t.UNKNOWN
 
     def expr_call(self, expr: ast.Call, expected: t.Type | None) -> t.Type:
@@ -628,11 +636,13 @@ class BodyChecker:
                 if not t.assignable(arg_type, param):
                     self.error(
                         "type-mismatch",
-                        f"`.{expr.name}()` takes a `{param}` here, not a `{arg_type}`",
+                        f"`.{expr.name}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",
                         arg.span,
                     )
             return result
-        self.error("unknown-fn", f"a `{target}` has no method `{expr.name}`", expr.span)
+        self.error(
+            "unknown-fn", f"{quoted_with_article(target)} has no method `{expr.name}`", expr.span
+        )
         return t.UNKNOWN
 
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
@@ -701,11 +711,19 @@ class BodyChecker:
         operand = self.expr(expr.operand, None)
         if expr.op == "-":
             if not t.is_numeric(operand):
-                self.error("type-mismatch", f"`-` needs a number, not a `{operand}`", expr.span)
+                self.error(
+                    "type-mismatch",
+                    f"`-` needs a number, not {quoted_with_article(operand)}",
+                    expr.span,
+                )
                 return t.UNKNOWN
             return operand
         if not t.assignable(operand, t.BOOL):
-            self.error("type-mismatch", f"`!` needs a `bool`, not a `{operand}`", expr.span)
+            self.error(
+                "type-mismatch",
+                f"`!` needs a `bool`, not {quoted_with_article(operand)}",
+                expr.span,
+            )
         return t.BOOL
 
     def expr_binary(self, expr: ast.Binary, expected: t.Type | None) -> t.Type:
@@ -727,7 +745,7 @@ class BodyChecker:
             if not t.comparable(left, right) or not _is_sql_comparable(left):
                 self.error(
                     "type-mismatch",
-                    f"cannot compare a `{left}` with a `{right}` using `{op}`",
+                    f"cannot compare {quoted_with_article(left)} with {quoted_with_article(right)} using `{op}`",
                     expr.span,
                 )
             return t.BOOL
@@ -738,7 +756,7 @@ class BodyChecker:
                 return t.BIGTEXT if t.BIGTEXT in (left, right) else t.TEXT
             self.error(
                 "type-mismatch",
-                f"`+` joins two texts or adds two numbers; here it has a `{left}` and a `{right}`",
+                f"`+` joins two texts or adds two numbers; here it has {quoted_with_article(left)} and {quoted_with_article(right)}",
                 expr.span,
                 'interpolate instead: "{a}{b}"',
             )
@@ -748,7 +766,9 @@ class BodyChecker:
                 return t.NUMBER
             return t.INT if left == t.INT and right == t.INT else t.NUMBER
         self.error(
-            "type-mismatch", f"`{op}` needs numbers, not a `{left}` and a `{right}`", expr.span
+            "type-mismatch",
+            f"`{op}` needs numbers, not {quoted_with_article(left)} and {quoted_with_article(right)}",
+            expr.span,
         )
         return t.UNKNOWN
 
@@ -813,7 +833,7 @@ class BodyChecker:
             if not t.assignable(item_type, element):
                 self.error(
                     "type-mismatch",
-                    f"a list of `{element}` cannot hold a `{item_type}`",
+                    f"a list of `{element}` cannot hold {quoted_with_article(item_type)}",
                     item.span,
                 )
         if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
@@ -943,7 +963,7 @@ class BodyChecker:
             if not isinstance(expected, t.ListType):
                 self.error(
                     "type-mismatch",
-                    f"`.collect()` gives a list, but a `{expected}` is expected here",
+                    f"`.collect()` gives a list, but {quoted_with_article(expected)} is expected here",
                     terminator.name_span,
                 )
                 return t.UNKNOWN
@@ -1045,7 +1065,7 @@ class BodyChecker:
         if expected is not None and not t.assignable(returned, expected):
             self.error(
                 "type-mismatch",
-                f"`.returning::<{returned}>()` gives a `{returned}`, but a `{expected}` is "
+                f"`.returning::<{returned}>()` gives {quoted_with_article(returned)}, but {quoted_with_article(expected)} is "
                 "expected here",
                 call.name_span,
             )
@@ -1055,15 +1075,19 @@ class BodyChecker:
         self, block: ast.SqlBlock, shape: sqltext.SqlShape, target: t.Type
     ) -> None:
         count = len(shape.select_items)
+        if isinstance(target, t.UnknownType):
+            return  # the error that made it is reported already
         if isinstance(target, t.RecordType):
             wanted = len(self.module.records[target.name].fields)
             what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"
         elif isinstance(target, t.Scalar):
             wanted = 1
-            what = f"a `{target}` takes one column"
+            what = f"{quoted_with_article(target)} takes one column"
         else:
             self.error(
-                "type-mismatch", f"a `.one()` row cannot be stored in a `{target}`", block.span
+                "type-mismatch",
+                f"a `.one()` row cannot be stored in {quoted_with_article(target)}",
+                block.span,
             )
             return
         star = any(block.text[start:end].strip().endswith("*") for start, end in shape.select_items)
