@@ -9,6 +9,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -73,10 +74,13 @@ def grammar_parser() -> Lark:
 def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     """Parse Pell source into a Module, or return the syntax diagnostics."""
     parser = grammar_parser()
-    builder = AstBuilder(text)
+    builder = getattr(_per_thread, "builder", None)
+    if builder is None:  # the callback table is made once per thread, not once per file
+        builder = _per_thread.builder = AstBuilder(parser.rules)
+    builder.begin(text)
     interactive = parser.parse_interactive(text)
     # lark's own parser loop, with our callbacks in place of its tree builder's
-    interactive.parser_state.parse_conf.callbacks = builder.callbacks(parser.rules)
+    interactive.parser_state.parse_conf.callbacks = builder.table
     try:
         built = cast(Callable[[], _Built], interactive.resume_parse)()  # lark leaves it untyped
     except UnexpectedInput as error:
@@ -84,6 +88,9 @@ def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     module = built[0]
     assert isinstance(module, ast.Module)
     return module, builder.diagnostics
+
+
+_per_thread = threading.local()
 
 
 # ---- syntax errors -----------------------------------------------------------
@@ -347,9 +354,15 @@ class AstBuilder:
     so a node's span includes its keywords and punctuation.
     """
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, rules: list[Any]) -> None:
+        self.text = ""
         self.diagnostics: list[Diagnostic] = []
+        self.table = self.callbacks(rules)
+
+    def begin(self, text: str) -> None:
+        """Get ready to build the AST of `text` (not a grammar rule: `start` is one)."""
+        self.text = text
+        self.diagnostics = []
 
     def callbacks(self, rules: list[Any]) -> dict[Any, Any]:
         """One parser callback per grammar rule, from the rules lark analysed."""
