@@ -242,3 +242,21 @@ def test_grammar_cache_is_written_once_and_survives_a_read_only_directory(tmp_pa
     assert len(files) == 1 and files[0].startswith("grammar-") and files[0].endswith(".cache")
     read_only = {**os.environ, "XDG_CACHE_HOME": "/proc/pellc-cannot-write-here"}
     subprocess.run([sys.executable, "-c", script], env=read_only, check=True)
+
+
+def test_threads_compiling_at_once_get_what_one_thread_gets() -> None:
+    # The parser's callback table is per thread; each file's diagnostics stay its own.
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = sorted(EXAMPLES.glob("*.pell")) + sorted((CASES / "errors").glob("*.pell"))
+    texts = [path.read_text(encoding="utf-8") for path in paths]
+
+    def compile_text(text: str) -> tuple[str | None, tuple[str, ...]]:
+        result = compile_source(text, "t.pell")
+        return result.sql, tuple(d.message for d in result.diagnostics)
+
+    alone = [compile_text(text) for text in texts]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(compile_text, texts * 3))
+    assert together == alone * 3
+    assert any(messages for _, messages in alone) and any(sql for sql, _ in alone)
