@@ -45,9 +45,9 @@ def grammar_parser() -> Lark:
 
     The analysed grammar is cached in the user's cache directory under a name made of a hash
     of the grammar and the options, and the lark and Python versions (lark checks its own hash
-    again on load). A new cache file is written beside its final name and renamed, so processes sharing the directory
-    never read half a file; when the directory cannot be written, lark caches in the temporary
-    directory instead."""
+    again on load). A new cache file is written beside its final name and renamed, so
+    processes sharing the directory never read half a file; when the directory cannot be
+    written, lark caches in the temporary directory instead."""
     grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
     options = repr(sorted(_LARK_OPTIONS.items()))
     key = hashlib.sha256((grammar + options).encode("utf-8")).hexdigest()[:16]
@@ -258,7 +258,7 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagn
     return Diagnostic.of("syntax", "the source could not be parsed", ast.Span(0, 0))
 
 
-# ---- tree -> AST -------------------------------------------------------------
+# ---- AST building ------------------------------------------------------------
 
 
 def _token_span(token: Token) -> ast.Span:
