@@ -103,10 +103,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
-    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
-    from pell import compile_source, decode_source
-    from pell.diagnostics import SourceFile, render_all
+def _read_source(path: Path, pretty: bool) -> str | None:
+    """The file's text; None, after printing an `encoding` diagnostic, when it is not UTF-8."""
+    from pell import decode_source
+    from pell.diagnostics import render_all
 
     try:
         data = path.read_bytes()
@@ -115,8 +115,17 @@ def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
     text, failure = decode_source(data, str(path))
     if failure is not None:
         sys.stderr.write(render_all(failure.diagnostics, failure.source, pretty))
+    return text
+
+
+def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
+    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
+    from pell import compile_source
+    from pell.diagnostics import SourceFile, render_all
+
+    text = _read_source(path, pretty)
+    if text is None:
         return None
-    assert text is not None
     try:
         result = compile_source(text, path.name, target)
     except Exception as error:
@@ -243,10 +252,10 @@ def _runtime(args: argparse.Namespace) -> int:
     sources: dict[str, tuple[SourceFile, Module]] = {}
     failed = False
     for path in files:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise UsageError(f"cannot read {path}: {error}") from error
+        text = _read_source(path, args.pretty)
+        if text is None:
+            failed = True
+            continue
         source = SourceFile(str(path), text)
         module, diagnostics = parse(text)
         if module is not None and module.dotted_name in sources:
@@ -298,10 +307,9 @@ def _explain(args: argparse.Namespace) -> int:
     from pell.explain import explain, render_json, render_text
 
     path: Path = args.file
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"cannot read {path}: {error}") from error
+    text = _read_source(path, args.pretty)
+    if text is None:
+        return EXIT_ERRORS
     source = SourceFile(str(path), text)
     module, diagnostics = parse(text)
     if module is not None:

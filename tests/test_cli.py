@@ -141,10 +141,15 @@ def test_not_utf8_is_a_located_diagnostic(
 ) -> None:
     source = tmp_path / "latin1.pell"
     source.write_bytes(b"module m;\n// caf\xe9\n")
+    expected = f"{source}:2:7: error: the file is not valid UTF-8  [encoding]\n"
     assert main(["check", str(source)]) == 1
-    assert capsys.readouterr().err == (
-        f"{source}:2:7: error: the file is not valid UTF-8  [encoding]\n"
-    )
+    assert capsys.readouterr().err == expected
+    # every command that reads Pell source says the same, not a usage error
+    assert main(["explain", str(source)]) == 1
+    assert capsys.readouterr().err == expected
+    assert main(["runtime", str(tmp_path), "-o", str(tmp_path / "runtime.sql")]) == 1
+    assert capsys.readouterr().err == expected
+    assert not (tmp_path / "runtime.sql").exists()
 
 
 def test_internal_error_exits_3_without_traceback(
