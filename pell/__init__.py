@@ -21,6 +21,7 @@ from pell.naming import TARGETS
 
 if TYPE_CHECKING:
     from pell.checker import CheckedModule
+    from pell.checker.retry_safety import ModuleFacts
 
 __version__ = "0.1.0"
 
@@ -49,6 +50,8 @@ class CompileResult:
     diagnostics: tuple[Diagnostic, ...]
     module: ast.Module | None = None  # the parsed module, when it parsed
     source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
+    # What its fns commit and call: a build joins these to check retries across modules.
+    retry_facts: ModuleFacts | None = None
 
     @property
     def ok(self) -> bool:
@@ -125,7 +128,7 @@ def _compile(text: str, filename: str, target: str) -> CompileResult:
         "sql_sha256": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
         "lines": lines,
     }
-    return CompileResult(source, sql, tuple(diagnostics), module, source_map)
+    return CompileResult(source, sql, tuple(diagnostics), module, source_map, checked.retry_facts)
 
 
 def decode_source(data: bytes, filename: str) -> tuple[str | None, CompileResult | None]:

@@ -397,6 +397,17 @@ def _child_fields(node: Node) -> tuple[str, ...]:
     return names
 
 
+def children(node: Node) -> Iterator[Node]:
+    """The nodes directly below `node`, in source order."""
+    stack: list[object] = [getattr(node, name) for name in reversed(_child_fields(node))]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, Node):
+            yield current
+        elif isinstance(current, tuple):
+            stack.extend(reversed(current))
+
+
 def walk(node: Node) -> Iterator[Node]:
     """`node` and every node below it, depth first, in source order."""
     stack: list[object] = [node]

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pell import __version__, compile_source, decode_source
+from pell import CompileResult, __version__, compile_source, decode_source
 from pell.ast import ErrorDecl, Module
+from pell.checker.retry_safety import ModuleFacts, project_findings
 from pell.diagnostics import Diagnostic, SourceFile
 from pell.runtime import error_category, number_errors, runtime_sql
 
@@ -150,6 +151,10 @@ def build_tree(
     result = BuildResult()
     modules_for_runtime: list[tuple[str, list[list[str]]]] = []
 
+    # Outputs are written only once every module is compiled: the retry checks that follow
+    # calls into other modules can still fail a module that compiled on its own.
+    pending: list[tuple[ModuleOutcome, CompileResult, dict[str, object]]] = []
+    facts: list[tuple[ModuleOutcome, ModuleFacts]] = []
     for index, unit in enumerate(units, start=1):
         if progress is not None:
             progress(index, len(units), unit)
@@ -169,12 +174,17 @@ def build_tree(
             not check_only
             and isinstance(old, dict)
             and old.get("source") == source_hash
+            and isinstance(old.get("retry_facts"), dict)
             and old.get("output") == _file_hash(output)
             and (not source_maps or (out_dir / f"{key}.map.json").exists())
         ):
             entries[key] = old
             modules_for_runtime.append(_runtime_entry(old))
-            result.outcomes.append(ModuleOutcome(unit, "unchanged"))
+            outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
+            result.outcomes.append(outcome)
+            retry_facts = old["retry_facts"]
+            assert isinstance(retry_facts, dict)
+            facts.append((outcome, ModuleFacts.from_json(retry_facts)))
             continue
         compiled = compile_source(text, unit.path.name, target)
         outcome = ModuleOutcome(unit, "failed", compiled.source, compiled.diagnostics)
@@ -187,6 +197,40 @@ def build_tree(
             continue
         errors = _errors_of(module)
         modules_for_runtime.append((module.dotted_name, errors))
+        entry: dict[str, object] = {
+            "source": source_hash,
+            "output": sha256(compiled.sql),
+            "module": module.dotted_name,
+            "errors": errors,
+        }
+        if compiled.retry_facts is not None:
+            entry["retry_facts"] = compiled.retry_facts.to_json()
+            facts.append((outcome, compiled.retry_facts))
+        pending.append((outcome, compiled, entry))
+        if isinstance(old, dict):
+            entries[key] = old  # until this module's new output is written
+        outcome.status = "compiled"
+
+    across = project_findings([module_facts for _, module_facts in facts])
+    for outcome, module_facts in facts:
+        found = across.get(module_facts.name)
+        if not found:
+            continue
+        outcome.diagnostics = (*outcome.diagnostics, *found)
+        if any(d.is_error for d in found):
+            outcome.status = "failed"
+
+    for outcome, compiled, entry in pending:
+        if outcome.status == "failed":
+            # Its previous output stays, and with it the errors the runtime declares for it.
+            modules_for_runtime.remove((str(entry["module"]), entry["errors"]))  # type: ignore[arg-type]
+            previous = entries.get(outcome.unit.output.as_posix())
+            if previous is not None:
+                modules_for_runtime.append(_runtime_entry(previous))
+            continue
+        assert compiled.sql is not None
+        key = outcome.unit.output.as_posix()
+        output = out_dir / outcome.unit.output
         if check_only:
             current = _file_hash(output)
             outcome.status = (
@@ -203,12 +247,7 @@ def build_tree(
                 out_dir / f"{key}.map.json", json.dumps(compiled.source_map, indent=1) + "\n"
             )
         outcome.status = "built"
-        entries[key] = {
-            "source": source_hash,
-            "output": sha256(compiled.sql),
-            "module": module.dotted_name,
-            "errors": errors,
-        }
+        entries[key] = entry
 
     try:
         result.runtime = _runtime(out_dir, modules_for_runtime, manifest, check_only, same_compiler)

@@ -318,7 +318,7 @@ def _explain(args: argparse.Namespace) -> int:
     if module is None or has_errors(diagnostics):
         sys.stderr.write(render_all(diagnostics, source, args.pretty))
         return EXIT_ERRORS
-    explanations = explain(checked, source)
+    explanations = explain(checked, source, args.target)
     if args.fn is not None:
         explanations = [e for e in explanations if e.fn == args.fn]
         if not explanations:

@@ -35,6 +35,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-bind": (Severity.ERROR, "a `:name` bind in SQL that resolves to nothing"),
     "sql-column-count": (Severity.ERROR, "a query whose columns do not fit its target"),
     "sql-syntax": (Severity.ERROR, "embedded SQL that cannot be tokenized or placed"),
+    "sql-boolean": (Severity.ERROR, "a `bool` in SQL for a target before Oracle 23ai"),
     "unused-query": (Severity.ERROR, "a SELECT used as a statement, with nowhere to put its rows"),
     "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
@@ -45,10 +46,20 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "@retry on a fn SQL calls (@udf, @deterministic, @result_cache)",
     ),
+    "retry-deadlock-scope": (
+        Severity.WARNING,
+        "a savepoint-scoped retry of deadlocks or serialization failures, which it cannot cure",
+    ),
     "commit-in-retry": (
         Severity.ERROR,
-        "a commit, rollback or DDL inside a savepoint-scoped retry",
+        "a commit, rollback, DDL or transaction-scoped call reachable from a retried body",
     ),
+    "commit-in-transaction": (
+        Severity.ERROR,
+        "a commit, rollback, DDL or nested transaction inside a `transaction { }` block",
+    ),
+    "retry-recursion": (Severity.ERROR, "a savepoint-scoped retried fn that can call itself"),
+    "retry-own-error": (Severity.WARNING, "a retry policy that retries the fn's own Pell errors"),
     "side-effect-in-retry": (
         Severity.WARNING,
         "a call a rollback cannot undo, inside a retried body",

@@ -6,9 +6,19 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from pell import naming
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import SourceFile
-from pell.retry import ERROR_CLASSES, NEVER_RETRY, RetryPolicy, ScheduledAttempt, schedule
+from pell.retry import (
+    ERROR_CLASSES,
+    ISOLATION_LEVELS,
+    NEVER_RETRY,
+    SAVEPOINT_CANNOT_CURE,
+    RetryPolicy,
+    ScheduledAttempt,
+    cures,
+    schedule,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +27,7 @@ class RetryExplanation:
     line: int
     policy: RetryPolicy
     schedule: list[ScheduledAttempt]
+    savepoint: str  # its own savepoint's name (savepoint scope)
 
     @property
     def worst_case_sleep(self) -> Decimal:
@@ -44,17 +55,41 @@ class RetryExplanation:
                 "transaction: each attempt is a whole transaction (full ROLLBACK on failure, "
                 "COMMIT on success); calling it inside an open transaction is an error"
             )
-        return "savepoint: each failed attempt rolls back to SAVEPOINT pell_attempt"
+        return f"savepoint: each failed attempt rolls back to SAVEPOINT {self.savepoint}"
+
+    @property
+    def isolation_text(self) -> str | None:
+        if self.policy.isolation is None:
+            return None
+        level = ISOLATION_LEVELS[self.policy.isolation]
+        return f"each attempt starts with SET TRANSACTION ISOLATION LEVEL {level}"
+
+    def cure_lines(self) -> tuple[list[str], list[str]]:
+        """What its scope can cure, and what it retries but cannot cure, with why."""
+        curable, incurable = cures(self.policy)
+        can = [f"{name} ({_ora(name)})" for name in curable]
+        if not self.policy.on:
+            can.append("other transient errors")
+        cannot = [f"{name} ({_ora(name)}): {SAVEPOINT_CANNOT_CURE[name]}" for name in incurable]
+        return can, cannot
 
 
-def explain(checked: CheckedModule, source: SourceFile) -> list[RetryExplanation]:
+def _ora(error_class: str) -> str:
+    return f"ORA-{-ERROR_CLASSES[error_class][0]:05d}"
+
+
+def explain(
+    checked: CheckedModule, source: SourceFile, target: str = "23ai"
+) -> list[RetryExplanation]:
     """One explanation per retried fn, in source order."""
     result = []
+    limit = naming.MAX_IDENTIFIER_BYTES[target]
     for fn in checked.fns.values():
         if fn.retry is None:
             continue
         line, _ = source.line_col(fn.decl.span.start)
-        result.append(RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry)))
+        savepoint = naming.savepoint_name(checked.module.path, fn.decl.name, limit)
+        result.append(RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry), savepoint))
     return result
 
 
@@ -71,9 +106,16 @@ def render_text(explanations: list[RetryExplanation], checked: CheckedModule, pa
         annotation = _annotation(checked.fns[item.fn])
         lines.append(f"  {annotation}")
         lines.append(f"  scope     {item.scope_text}")
+        if item.isolation_text is not None:
+            lines.append(f"  isolation {item.isolation_text}")
         retries = item.retries_on(module)
         lines.append(f"  retries   {retries[0]}")
         lines += [f"            {more}" for more in retries[1:]]
+        can, cannot = item.cure_lines()
+        if can:
+            lines.append(f"  cures     {', '.join(can)}")
+        for index, reason in enumerate(cannot):
+            lines.append(f"  {'cannot' if index == 0 else '':<8}  {reason}")
         if policy.within_ms is not None:
             lines.append(
                 f"  deadline  {_seconds(Decimal(policy.within_ms) / 1000)} s for the whole call; "
@@ -145,6 +187,10 @@ def render_json(explanations: list[RetryExplanation], checked: CheckedModule) ->
                 "line": item.line,
                 "attempts": item.policy.attempts,
                 "scope": item.policy.scope,
+                "savepoint": item.savepoint if item.policy.scope == "savepoint" else None,
+                "isolation": item.policy.isolation,
+                "cures": cures(item.policy)[0],
+                "cannot_cure": cures(item.policy)[1],
                 "retries_on": list(item.policy.on) or ["all-but-panics"],
                 "deadline_ms": item.policy.within_ms,
                 "recover": item.policy.recover,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.
 RESERVED_LOCALS = frozenset({"l_pell_attempt"})
 
@@ -89,3 +91,25 @@ def package_name(module_path: tuple[str, ...]) -> tuple[str | None, str]:
     if len(module_path) == 1:
         return None, _unreserved(module_path[0], "pkg_")
     return module_path[0].lower(), _unreserved("_".join(module_path[1:]), "pkg_")
+
+
+def saved_param_name(param: str) -> str:
+    """The copy of an `inout` parameter a retry restores before each new attempt."""
+    return f"l_pell_saved_{param.removeprefix('p_')}"
+
+
+def savepoint_name(module_path: tuple[str, ...], fn: str, limit: int) -> str:
+    """The savepoint of one retried fn: `sp_<package>_<fn>_<hash>`, unique in every project.
+
+    Oracle: "If you create a second savepoint with the same identifier as an earlier savepoint,
+    then the earlier savepoint is erased" (SQL Language Reference, SAVEPOINT). A name shared by
+    two retried fns lets the inner one move the outer one's savepoint. The hash of the whole
+    qualified name (schema, package and fn, as written) keeps names apart that the readable part
+    cannot (`a.b_c` + `d` against `a.b` + `c_d`, or names that differ in case); the readable
+    part is cut to fit the target's identifier limit.
+    """
+    qualified = ".".join((*module_path, fn))
+    digest = hashlib.sha256(qualified.encode("utf-8")).hexdigest()[:8]
+    _, package = package_name(module_path)
+    readable = f"sp_{package}_{fn.lower()}"[: limit - len(digest) - 1].rstrip("_")
+    return f"{readable}_{digest}"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from pell import ast
-from pell.diagnostics import Diagnostic, Note
+from pell.diagnostics import Diagnostic, Note, has_errors
 
 ATTEMPT_VARIABLE = "l_pell_attempt"
 
@@ -22,6 +22,16 @@ NEVER_RETRY: tuple[tuple[int, str, str], ...] = (
     (-6504, "ROWTYPE_MISMATCH", "programming error: cursor variable row types differ"),
     (-1410, "invalid ROWID", "programming error: a ROWID that names no row"),
     (-1483, "invalid length for DATE or NUMBER bind", "programming error: a bad bind value"),
+    (-6511, "CURSOR_ALREADY_OPEN", "programming error: a cursor opened twice"),
+    (-1001, "INVALID_CURSOR", "programming error: a cursor used when not open"),
+    (-6530, "ACCESS_INTO_NULL", "programming error: a field of an uninitialised object"),
+    (-6531, "COLLECTION_IS_NULL", "programming error: an uninitialised collection"),
+    (
+        -6532,
+        "SUBSCRIPT_OUTSIDE_LIMIT",
+        "programming error: an index outside the collection's limit",
+    ),
+    (-6533, "SUBSCRIPT_BEYOND_COUNT", "programming error: an index past the collection's count"),
     (
         -4068,
         "package state discarded",
@@ -38,12 +48,39 @@ NEVER_RETRY: tuple[tuple[int, str, str], ...] = (
     (-2290, "check constraint violated", "constraint: check constraint"),
     (-2291, "parent key not found", "constraint: foreign key, no parent"),
     (-2292, "child record found", "constraint: foreign key, children exist"),
+    (-2091, "transaction rolled back", "constraint: a deferred constraint failed at COMMIT"),
     (-12899, "value too large for column", "data: the value does not fit the column"),
+    (-1438, "value larger than column precision", "data: the number does not fit the column"),
     (-1722, "INVALID_NUMBER", "data: text that is not a number"),
+    (-1830, "date format ends before the input", "data: text that is not a date of the format"),
+    (-1840, "input too short for date format", "data: text that is not a date of the format"),
+    (-1843, "not a valid month", "data: text that is not a date of the format"),
+    (-1858, "non-numeric character in a date", "data: text that is not a date of the format"),
+    (-1861, "literal does not match format string", "data: text that is not a date of the format"),
     (-1422, "TOO_MANY_ROWS", "data: a single-row fetch found several rows"),
+    (
+        -1427,
+        "single-row subquery returns several rows",
+        "data: a scalar subquery found several rows",
+    ),
+    # SQLCODE is +100 for NO_DATA_FOUND (the ANSI code), not -1403.
+    (100, "NO_DATA_FOUND", "data: a single-row fetch found no row"),
     (-942, "table or view does not exist", "schema: a missing table or view"),
     (-904, "invalid identifier", "schema: a missing column"),
     (-1031, "insufficient privileges", "permission: a missing grant"),
+    (-4091, "table is mutating", "cannot roll back: a trigger or fn reads a table being changed"),
+    (
+        -4092,
+        "cannot COMMIT or ROLLBACK in a trigger",
+        "cannot roll back: a trigger ends a transaction",
+    ),
+    (-14551, "cannot perform DML inside a query", "cannot roll back: DML in a fn called from SQL"),
+    (
+        -14552,
+        "cannot perform DDL, commit or rollback inside a query or DML",
+        "cannot roll back: a fn called from SQL ends a transaction",
+    ),
+    (-1086, "savepoint never established", "cannot roll back: the savepoint is gone (a commit)"),
     (-4030, "out of process memory", "resources: PGA memory exhausted"),
     (-4031, "unable to allocate shared memory", "resources: SGA memory exhausted"),
     (-1013, "user requested cancel", "cancellation: the user or a timeout cancelled the call"),
@@ -71,6 +108,7 @@ _ARGUMENT_NAMES = {
     "within": "within",
     "recover": "recover",
     "observe": "observe",
+    "isolation": "isolation",
 }
 
 # The built-in error classes `on = [...]` may name: class -> (Oracle code, what it is).
@@ -82,6 +120,33 @@ ERROR_CLASSES: dict[str, tuple[int, str]] = {
     "snapshot_too_old": (-1555, "ORA-01555 snapshot too old"),
 }
 SCOPES = ("savepoint", "transaction")
+# Error classes a savepoint-scoped retry cannot cure, and why (retry.md section 1b); a
+# transaction-scoped retry cures every class.
+SAVEPOINT_CANNOT_CURE = {
+    "deadlock": "sessions waiting on this transaction keep waiting until it ends, so the "
+    "deadlock forms again",
+    "serialization": "the transaction keeps the snapshot that failed to serialize",
+}
+
+
+def cures(policy: RetryPolicy) -> tuple[list[str], list[str]]:
+    """(error classes the policy retries that its scope can cure, those it cannot); with no
+    `on`, every class."""
+    classes = (
+        [name for name in policy.on if name in ERROR_CLASSES] if policy.on else list(ERROR_CLASSES)
+    )
+    if policy.scope == "transaction":
+        return classes, []
+    return (
+        [c for c in classes if c not in SAVEPOINT_CANNOT_CURE],
+        [c for c in classes if c in SAVEPOINT_CANNOT_CURE],
+    )
+
+
+# `isolation = "..."` -> the level SET TRANSACTION names (transaction scope only).
+ISOLATION_LEVELS = {"serializable": "SERIALIZABLE", "read_committed": "READ COMMITTED"}
+# No single sleep between attempts may pass one hour (retry.md section 7).
+MAX_SLEEP_MS = 3_600_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +164,7 @@ class RetryPolicy:
     within_ms: int | None = None  # a deadline for the whole call
     recover: str | None = None  # fn called with the same arguments when attempts run out
     observe: bool = False  # DBMS_APPLICATION_INFO.SET_ACTION on each retry
+    isolation: str | None = None  # a key of ISOLATION_LEVELS; transaction scope only
 
     def sleep_bounds(self, failed_attempt: int) -> tuple[Decimal, Decimal]:
         """(min, max) seconds slept after the `failed_attempt`-th failure (1-based)."""
@@ -142,6 +208,29 @@ def schedule(policy: RetryPolicy) -> list[ScheduledAttempt]:
         reachable = deadline is None or cumulative_min <= deadline
         rows.append(ScheduledAttempt(attempt, low, high, cumulative_max, reachable))
     return rows
+
+
+def first_sleep_past_limit(policy: RetryPolicy) -> tuple[int, Decimal] | None:
+    """(failed attempt, its longest sleep) of the first sleep that could pass MAX_SLEEP_MS;
+    None when none can. A `within` deadline of an hour or less bounds every sleep: the loop
+    gives up rather than sleep past it."""
+    if policy.backoff_ms <= 0 or (
+        policy.within_ms is not None and policy.within_ms <= MAX_SLEEP_MS
+    ):
+        return None
+    limit = Decimal(MAX_SLEEP_MS) / 1000
+    # Sleeps grow with the attempt (or stay flat): walk until one passes the limit, stops
+    # growing, or the last sleep (after attempt n - 1) is reached. An exponential schedule passes
+    # an hour within about 22 doublings of 1 ms, so this loop stays short whatever `n` is.
+    previous = None
+    for failed in range(1, policy.attempts):
+        high = policy.sleep_bounds(failed)[1]
+        if high > limit:
+            return failed, high
+        if high == previous:
+            return None
+        previous = high
+    return None
 
 
 def format_seconds(milliseconds: int) -> str:
@@ -208,8 +297,8 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
             error(
                 f"unknown @retry argument `{arg.name}`{suggestion}",
                 arg,
-                "@retry takes n, backoff, jitter, exponential, cap, on, scope, within, "
-                "recover and observe",
+                "@retry takes n, backoff, jitter, exponential, cap, on, scope, isolation, "
+                "within, recover and observe",
             )
             continue
         else:
@@ -360,6 +449,24 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
         else:
             observe = flag
 
+    isolation = None
+    if "isolation" in values:
+        arg = values["isolation"]
+        value = arg.value
+        parts = value.parts if isinstance(value, ast.StringLit) else ()
+        if len(parts) == 1 and isinstance(parts[0], str) and parts[0] in ISOLATION_LEVELS:
+            isolation = parts[0]
+        else:
+            error('@retry `isolation` is "serializable" or "read_committed"', arg)
+        if scope != "transaction":
+            error(
+                '@retry `isolation` needs `scope = "transaction"`: SET TRANSACTION must be the '
+                "first statement of a transaction, and a savepoint-scoped attempt runs inside "
+                "the caller's",
+                arg,
+                'add `scope = "transaction"`, or remove `isolation`',
+            )
+
     if scope == "savepoint" and "serialization" in on:
         diagnostics.append(
             Diagnostic.of(
@@ -383,5 +490,44 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
         within_ms=within,
         recover=recover,
         observe=observe,
+        isolation=isolation,
     )
+    # Oracle (2 Day Developer's Guide, "Rolling Back Transactions"): after ROLLBACK TO SAVEPOINT,
+    # "Other transactions that have requested access to rows locked after the specified savepoint
+    # must continue to wait until the transaction is either committed or rolled back." After
+    # ORA-00060 the other session is still queued on us: a savepoint retry deadlocks again.
+    if scope == "savepoint" and (not on or "deadlock" in on) and not has_errors(diagnostics):
+        named = "deadlock" in on
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-deadlock-scope",
+                (
+                    "retrying `deadlock` (ORA-00060)"
+                    if named
+                    else "with no `on`, this retry also retries deadlocks (ORA-00060) and "
+                    "serialization failures (ORA-08177)"
+                )
+                + ", which a rollback to a savepoint cannot cure: sessions waiting on this "
+                "transaction keep waiting until it ends, so the deadlock forms again"
+                + ("" if named else ", and the snapshot that failed stays"),
+                values["on"].span if named else annotation.span,
+                hints=(
+                    'on an entry point, use `scope = "transaction"`: a full ROLLBACK ends the '
+                    "waits; inside a caller's transaction, retry what a savepoint can cure: "
+                    "`on = [busy, lock_timeout]`",
+                ),
+            )
+        )
+    too_long = first_sleep_past_limit(policy)
+    if too_long is not None:
+        failed, seconds = too_long
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-argument",
+                f"@retry would sleep up to {format(seconds.normalize(), 'f')} s after attempt "
+                f"{failed}; a single sleep may not pass {MAX_SLEEP_MS // 1000} s (one hour)",
+                annotation.span,
+                hints=(f"add `cap = {MAX_SLEEP_MS}` (or less), or allow fewer attempts",),
+            )
+        )
     return policy, diagnostics

@@ -43,6 +43,28 @@ class SqlShape:
     select_names: tuple[str | None, ...]  # the name each select item is known by, if any
     from_offset: int | None  # where the top-level FROM keyword starts
     returning_count: int  # values in a top-level RETURNING clause of DML; 0 without one
+    row_clause: str | None = None  # a top-level FOR UPDATE, FETCH or OFFSET, as written
+
+
+def _row_clause(tokens: tuple[Token, ...]) -> str | None:
+    """The first top-level clause that locks or limits rows: `.first()` cannot add its own
+    FETCH FIRST after one (Oracle allows one row-limiting clause per query, before FOR UPDATE,
+    and none with FOR UPDATE)."""
+    depth = 0
+    for index, token in enumerate(tokens):
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+        elif depth == 0:
+            word = token.text.lower()
+            following = tokens[index + 1].text.lower() if index + 1 < len(tokens) else ""
+            if word == "for" and following == "update":
+                return "FOR UPDATE"
+            if word in ("fetch", "offset"):
+                return word.upper()
+    return None
 
 
 @functools.cache
@@ -148,7 +170,14 @@ def analyse(sql: str) -> SqlShape:
             items.append((item_tokens[0].start, item_tokens[-1].end + 1))
             names.append(_item_name(item_tokens))
     return SqlShape(
-        tokens, binds, is_select, tuple(items), tuple(names), from_offset, _returning_count(tokens)
+        tokens,
+        binds,
+        is_select,
+        tuple(items),
+        tuple(names),
+        from_offset,
+        _returning_count(tokens),
+        _row_clause(tokens) if is_select else None,
     )
 
 

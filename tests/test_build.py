@@ -10,6 +10,7 @@ import pytest
 
 import pell.build
 from pell import compile_path
+from pell.build import build_tree
 from pell.cli import main
 
 GOOD = "module {name};\npub fn f(x: number) -> number {{\n    return x + 1;\n}}\n"
@@ -131,7 +132,9 @@ def test_a_crash_midway_leaves_no_partial_output(
     monkeypatch.setattr(pell.build, "compile_source", crash_on_c)
     assert main(["build", str(src), "-d", str(out)]) == 3
     assert "internal compiler error" in capsys.readouterr().err
-    assert (out / "a.sql").read_text("utf-8") == compile_path(src / "a.pell").sql
+    # Outputs are written after every module compiled (the cross-module retry checks come
+    # first), so a crash while compiling writes nothing at all.
+    assert not (out / "a.sql").exists()
     assert not (out / "c.sql").exists()
     assert not [p for p in out.rglob("*.tmp")], "a temporary file was left behind"
 
@@ -191,3 +194,59 @@ def test_too_many_errors_for_the_runtime_fails_the_build_with_a_message(
         "their code range holds 100  [too-many-errors]"
     ) in err
     assert not (out / "pell_runtime.sql").exists()
+
+
+def _bank(tmp_path: Path, ledger_body: str) -> Path:
+    src = tmp_path / "db"
+    src.mkdir(exist_ok=True)
+    (src / "ledger.pell").write_text(
+        "module bank.ledger;\n\nimport bank::payments;\n\n"
+        f"pub fn close_books(id: number) {{\n{ledger_body}}}\n",
+        "utf-8",
+    )
+    (src / "payments.pell").write_text(
+        "module bank.payments;\n\nimport bank::ledger;\n\n@retry(n=3, on=[busy])\n"
+        "pub fn pay(id: number) {\n    sql! { update p set paid = 1 where id = :id };\n"
+        "    ledger::close_books(id);\n}\n",
+        "utf-8",
+    )
+    return src
+
+
+def test_retry_safety_follows_calls_into_other_modules_of_the_build(tmp_path: Path) -> None:
+    src, out = _bank(tmp_path, "    sql! { commit };\n"), tmp_path / "out"
+    # Alone, payments cannot see into ledger, so it compiles; the build sees both.
+    assert compile_path(src / "payments.pell").sql is not None
+    result = build_tree([src], out)
+    rendered = result.rendered_diagnostics()
+    assert (
+        f"{src / 'payments.pell'}:8:5: error: `bank.ledger::close_books` commits (COMMIT): it "
+        "ends the transaction, and with it the retry's savepoint (ORA-01086)  [commit-in-retry]"
+    ) in rendered
+    assert {o.unit.path.name: o.status for o in result.outcomes} == {
+        "ledger.pell": "built",
+        "payments.pell": "failed",
+    }
+    assert not (out / "payments.sql").exists(), "a module that failed was written"
+    # Next build, nothing changed: ledger's facts come from the manifest, and payments fails.
+    again = build_tree([src], out)
+    assert {o.unit.path.name: o.status for o in again.outcomes} == {
+        "ledger.pell": "unchanged",
+        "payments.pell": "failed",
+    }
+    assert "[commit-in-retry]" in again.rendered_diagnostics()
+    # Fixing ledger (an unchanged payments.pell) builds payments.
+    _bank(tmp_path, "    sql! { update books set closed = 1 where id = :id };\n")
+    fixed = build_tree([src], out)
+    assert not fixed.failed, fixed.rendered_diagnostics()
+    assert (out / "payments.sql").exists()
+
+
+def test_retry_recursion_across_modules_is_an_error(tmp_path: Path) -> None:
+    src = _bank(tmp_path, "    payments::pay(id);\n")
+    result = build_tree([src], tmp_path / "out")
+    rendered = result.rendered_diagnostics()
+    assert (
+        "error: retried fn `pay` can call itself (`pay` -> `bank.ledger::close_books` -> `pay`)"
+    ) in rendered
+    assert result.failed

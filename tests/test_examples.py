@@ -12,12 +12,17 @@ from pell import compile_path
 from pell.diagnostics import render_all
 
 FILES = sorted(EXAMPLES.glob("*.pell"))
+# The reference case stays as retry.md section 1 writes it, so it shows the warning pellc
+# gives every savepoint-scoped retry of deadlocks; every other example follows the advice.
+EXPECTED_WARNINGS = {"orders": ["retry-deadlock-scope"]}
 
 
 @pytest.mark.parametrize("example", FILES, ids=[p.stem for p in FILES])
 def test_example(example: Path, snapshot_sql: SnapshotAssertion) -> None:
     result = compile_path(example)
-    assert result.diagnostics == (), render_all(result.diagnostics, result.source)
+    codes = [d.code for d in result.diagnostics]
+    expected = EXPECTED_WARNINGS.get(example.stem, [])
+    assert codes == expected, render_all(result.diagnostics, result.source)
     assert result.sql is not None
     assert_oracle_accepts(result.sql)
     assert result.sql == snapshot_sql

@@ -31,7 +31,49 @@ def _policy(arguments: str) -> tuple[RetryPolicy, list[str]]:
     fn = module.items[0]
     assert isinstance(fn, ast.Fn)
     policy, found = policy_from_annotation(fn.annotations[0])
-    return policy, [d.code for d in found]
+    # The scope warning has tests of its own below; the rest do not repeat it.
+    return policy, [d.code for d in found if d.code != "retry-deadlock-scope"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "warned"),
+    [
+        ("", True),  # the default retries every error, deadlocks included, to a savepoint
+        ("(on=[deadlock])", True),
+        ("(on=[busy, deadlock])", True),
+        ("(on=[busy, lock_timeout])", False),
+        ('(scope="transaction")', False),
+        ('(scope="transaction", on=[deadlock, serialization])', False),
+        ("(n=0)", False),  # an argument error already: no second message about the scope
+    ],
+)
+def test_savepoint_retry_of_deadlocks_is_warned(arguments: str, warned: bool) -> None:
+    module, _ = parse(f"module m;\n@retry{arguments}\nfn f() {{ }}\n")
+    assert module is not None
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    _, found = policy_from_annotation(fn.annotations[0])
+    assert ("retry-deadlock-scope" in [d.code for d in found]) == warned
+
+
+@pytest.mark.parametrize(
+    ("arguments", "codes"),
+    [
+        ('(scope="transaction", isolation="serializable")', []),
+        ('(scope="transaction", isolation="read_committed")', []),
+        ('(isolation="serializable")', ["retry-argument"]),  # needs transaction scope
+        ('(scope="transaction", isolation="snapshot")', ["retry-argument"]),
+        ("(n=20, backoff=1000, exponential=true)", ["retry-argument"]),  # 4096 s after 13
+        ("(n=13, backoff=1000, exponential=true)", []),  # 2048 s at most
+        ("(n=20, backoff=1000, exponential=true, cap=3600000)", []),
+        ("(n=20, backoff=1000, exponential=true, within=60000)", []),  # the deadline bounds it
+        ("(n=100000000, backoff=1, exponential=true)", ["retry-argument"]),
+        ("(n=100000000, backoff=3600001)", ["retry-argument"]),
+        ("(n=100000000, backoff=3600000)", []),
+    ],
+)
+def test_isolation_and_the_one_hour_sleep_limit(arguments: str, codes: list[str]) -> None:
+    assert _policy(arguments)[1] == codes
 
 
 # The tuning table: each row lowers to the sleep expression the rules of retry.md section 2 give.

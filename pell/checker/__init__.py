@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.annotations import (
@@ -292,10 +294,10 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     imports = frozenset(imp.path[-1] for imp in module.imports)
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
     for name, info in fns.items():
-        checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics)
+        checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics, target)
     check_identifier_lengths(checked, target, diagnostics)
-    check_retry_safety(checked, diagnostics)
-    return checked, diagnostics
+    facts = check_retry_safety(checked, diagnostics)
+    return dataclasses.replace(checked, retry_facts=facts), diagnostics
 
 
 def _check_recover(info: FnInfo, fns: dict[str, FnInfo], diagnostics: list[Diagnostic]) -> None:

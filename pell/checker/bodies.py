@@ -77,8 +77,10 @@ class BodyChecker:
         module: CheckedModule,
         resolver: TypeResolver,
         diagnostics: list[Diagnostic],
+        target: str = "23ai",
     ) -> None:
         self.fn = fn
+        self.target = target
         self.module = module
         self.resolver = resolver
         self.diagnostics = diagnostics
@@ -869,8 +871,40 @@ class BodyChecker:
                 )
                 continue
             rewrites.append((bind, replacement))
+            if self.bind_type(bind.name) == t.BOOL:
+                start = block.text_start + bind.start
+                self.sql_boolean(
+                    f"bind `:{bind.name}` is a `bool`",
+                    ast.Span(start, block.text_start + bind.end),
+                )
         self.analysis.binds[id(block)] = rewrites
         return shape
+
+    def bind_type(self, name: str) -> t.Type:
+        """The type of what bind `:name` resolves to (as resolve_bind finds it)."""
+        symbol = self.lookup(name)
+        if symbol is not None and not isinstance(symbol.type, t.SqlRow):
+            return symbol.type
+        if any(isinstance(r.type, t.SqlRow) and name in r.type.names for r in self.cursor_rows):
+            return t.UNKNOWN  # a column of a query: SQL's own type
+        for param in self.fn.params:
+            if isinstance(param.type, t.RecordType):
+                fields = self.module.records[param.type.name].fields
+                if name in fields:
+                    return fields[name]
+        return t.UNKNOWN
+
+    def sql_boolean(self, what: str, span: ast.Span) -> None:
+        """BOOLEAN is a SQL type from Oracle 23ai only; before it SQL can neither take a
+        PL/SQL BOOLEAN as a bind nor fetch into one (PL/SQL Language Reference 19c, "BOOLEAN
+        Data Type")."""
+        if self.target != "23ai":
+            self.error(
+                "sql-boolean",
+                f"{what}, and SQL has no BOOLEAN before Oracle 23ai (this builds for {self.target})",
+                span,
+                "use a number (1/0) or text ('Y'/'N') in SQL, and compare it in Pell",
+            )
 
     def resolve_bind(self, name: str) -> str | None:
         symbol = self.lookup(name)
@@ -953,6 +987,17 @@ class BodyChecker:
                 "`.first()` fetches with FETCH FIRST, which Oracle does not allow with FOR UPDATE",
                 terminator.name_span,
                 "lock with .one() on a query that selects exactly one row",
+            )
+        elif terminator.name == "first" and shape is not None and shape.row_clause is not None:
+            self.error(
+                "sql-syntax",
+                f"`.first()` adds FETCH FIRST 1 ROWS ONLY, but this query already has "
+                f"{shape.row_clause}: Oracle takes one row-limiting clause, and none with "
+                "FOR UPDATE",
+                terminator.name_span,
+                "lock with .one() on a query that selects exactly one row"
+                if shape.row_clause == "FOR UPDATE"
+                else "limit the rows in one place: drop the query's own clause, or use .one()",
             )
         if terminator.name == "collect":
             if expected is None:
@@ -1074,6 +1119,17 @@ class BodyChecker:
     def check_column_count(
         self, block: ast.SqlBlock, shape: sqltext.SqlShape, target: t.Type
     ) -> None:
+        row = target.element if isinstance(target, t.ListType) else target
+        if row == t.BOOL:
+            self.sql_boolean("this query fetches into a `bool`", block.span)
+        elif isinstance(row, t.RecordType):
+            flags = [f for f, ft in self.module.records[row.name].fields.items() if ft == t.BOOL]
+            if flags:
+                self.sql_boolean(
+                    f"this query fetches into record `{row.name}`, whose field `{flags[0]}` is "
+                    "a `bool`",
+                    block.span,
+                )
         count = len(shape.select_items)
         if isinstance(target, t.UnknownType):
             return  # the error that made it is reported already
@@ -1118,7 +1174,11 @@ def _describe(expr: ast.Expr) -> str:
 
 
 def check_fn_body(
-    fn: FnInfo, module: CheckedModule, resolver: TypeResolver, diagnostics: list[Diagnostic]
+    fn: FnInfo,
+    module: CheckedModule,
+    resolver: TypeResolver,
+    diagnostics: list[Diagnostic],
+    target: str = "23ai",
 ) -> FnAnalysis:
     """Check one fn's body and finally block; return what code generation needs of it."""
-    return BodyChecker(fn, module, resolver, diagnostics).run()
+    return BodyChecker(fn, module, resolver, diagnostics, target).run()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pell import ast
 from pell.checker.types import Type
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
+
+if TYPE_CHECKING:
+    from pell.checker.retry_safety import ModuleFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,3 +87,4 @@ class CheckedModule:
     analyses: dict[str, FnAnalysis]
     imports: frozenset[str]
     enums: dict[str, dict[str, str]]  # enum -> variant -> its text
+    retry_facts: ModuleFacts | None = None  # what its fns commit and call, for build-wide checks

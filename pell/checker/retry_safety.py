@@ -1,11 +1,22 @@
-"""Retry-safety checks over whole retried bodies (retry.md section 6): what a rollback cannot
-undo, what destroys the savepoint, and retries inside retries."""
+"""Retry-safety checks over whole retried bodies and every fn they reach (retry.md section 6):
+what ends the transaction inside a retry or a `transaction { }` block, retried fns that reach
+themselves, what a rollback cannot undo, and retries inside retries.
+
+The facts each check needs are gathered per fn (`FnFacts`, plain data that a build can keep
+between runs); `RetryGraph` joins the fns of one module, or of every module of a build, so the
+same checks see through calls into other modules.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import fnmatch
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pell import ast, sqltext
+from sqlglot.tokenizer_core import Token
+
+from pell import ast, naming, sqltext
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic, Note
 
@@ -18,6 +29,32 @@ SIDE_EFFECT_PACKAGES = {
     "dbms_pipe": "sends a pipe message",
     "dbms_output": "writes output that each attempt repeats",
 }
+
+# Oracle-supplied procedures that commit the caller's transaction, as `package.procedure`
+# patterns, with the reason. Documented: DDL commits before and after it runs (SQL Language
+# Reference, SET TRANSACTION), and DBMS_DDL's ALTER_COMPILE and ANALYZE_OBJECT "commit the
+# current transaction, perform the operation, and then commit again" (Supplied PL/SQL Packages,
+# DBMS_DDL). Observed, not in Oracle's reference: DBMS_STATS gathering, DBMS_SCHEDULER object
+# changes and DBMS_MVIEW refreshes commit. DBMS_JOB.SUBMIT does not (Oracle's examples commit
+# after it). docs/retry.md prints this table.
+COMMITTING_CALLS: tuple[tuple[str, str], ...] = (
+    ("dbms_ddl.alter_compile", "documented to commit before and after"),
+    ("dbms_ddl.analyze_object", "documented to commit before and after"),
+    ("dbms_utility.exec_ddl_statement", "runs DDL, which commits"),
+    ("dbms_utility.compile_schema", "runs ALTER ... COMPILE (DDL), which commits"),
+    ("dbms_utility.analyze_schema", "runs ANALYZE (DDL), which commits"),
+    ("dbms_utility.analyze_database", "runs ANALYZE (DDL), which commits"),
+    ("dbms_stats.gather_*", "gathering statistics commits (observed)"),
+    ("dbms_stats.create_stat_table", "creates a table (DDL), which commits"),
+    ("dbms_stats.drop_stat_table", "drops a table (DDL), which commits"),
+    ("dbms_scheduler.create_*", "creates a scheduler object, which commits (observed)"),
+    ("dbms_scheduler.drop_*", "drops a scheduler object, which commits (observed)"),
+    ("dbms_mview.refresh*", "a materialized view refresh commits (observed)"),
+    ("dbms_redefinition.*", "online redefinition runs DDL, which commits"),
+    ("dbms_aqadm.create_*", "creates queue objects (DDL), which commits"),
+    ("dbms_aqadm.drop_*", "drops queue objects (DDL), which commits"),
+)
+
 # Values that differ from one attempt to the next when a DML statement uses them.
 UNSTABLE_VALUES = ("sysdate", "systimestamp", "sys_guid", "dbms_random")
 # Statements that end the transaction (DDL commits implicitly), destroying the savepoint.
@@ -27,168 +64,567 @@ ENDS_TRANSACTION = frozenset(
 )
 DML = frozenset({"insert", "update", "delete", "merge"})
 
+FnKey = tuple[str, str]  # (dotted module name, fn name)
+
+
+def committing_call(path: tuple[str, ...]) -> str | None:
+    """Why a call to the Oracle procedure `path` commits, or None if it is not known to."""
+    name = ".".join(part.lower() for part in path)
+    return next(
+        (why for pattern, why in COMMITTING_CALLS if fnmatch.fnmatchcase(name, pattern)), None
+    )
+
+
+# ---- facts -------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
-class Finding:
-    code: str
-    message: str
+class Effect:
+    """What a fn body does that the checks care about."""
+
+    kind: str  # "commit": ends the transaction itself; "transaction": a block; "call"
     span: ast.Span
-    hint: str
+    what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
+    callee: tuple[str, ...] = ()  # a call's path, as written
+    in_transaction: ast.Span | None = None  # the innermost `transaction { }` around it
 
-
-def _sql_findings(block: ast.SqlBlock) -> list[Finding]:
-    try:
-        tokens = sqltext.tokenize(block.text)
-    except sqltext.SqlTextError:
-        return []
-    if not tokens:
-        return []
-    span = block.span
-    first = tokens[0].text.lower()
-    if first in ENDS_TRANSACTION:
-        what = first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
-        return [
-            Finding(
-                "commit-in-retry",
-                f"{what} ends the transaction, and with it the retry's savepoint (ORA-01086)",
-                span,
-                'move it out of the retried fn, or use @retry(scope = "transaction")',
-            )
-        ]
-    findings = []
-    words = [t.text.lower() for t in tokens]
-    if "nextval" in words:
-        findings.append(
-            Finding(
-                "side-effect-in-retry",
-                "a sequence's NEXTVAL is not given back by a rollback: each attempt uses up "
-                "another value",
-                span,
-                "take the value in the caller and pass it in, if gaps matter",
-            )
+    def to_json(self) -> list[object]:
+        inside = (
+            [self.in_transaction.start, self.in_transaction.end] if self.in_transaction else None
         )
-    if first in DML:
-        for word in UNSTABLE_VALUES:
-            if word in words:
-                findings.append(
-                    Finding(
-                        "side-effect-in-retry",
-                        f"`{word}` in DML differs from one attempt to the next",
-                        span,
-                        "compute the value once in the caller and pass it in",
+        return [self.kind, self.span.start, self.span.end, self.what, list(self.callee), inside]
+
+    @staticmethod
+    def from_json(data: list[object]) -> Effect:
+        kind, start, end, what, callee, inside = data
+        assert isinstance(callee, list) and (inside is None or isinstance(inside, list))
+        return Effect(
+            str(kind),
+            ast.Span(int(str(start)), int(str(end))),
+            str(what),
+            tuple(str(c) for c in callee),
+            ast.Span(int(inside[0]), int(inside[1])) if inside else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FnFacts:
+    name: str
+    name_span: ast.Span
+    retry_scope: str | None  # None: not retried
+    retry_span: ast.Span | None  # the @retry annotation
+    autonomous: bool
+    effects: tuple[Effect, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "span": [self.name_span.start, self.name_span.end],
+            "retry": self.retry_scope,
+            "retry_span": [self.retry_span.start, self.retry_span.end] if self.retry_span else None,
+            "autonomous": self.autonomous,
+            "effects": [e.to_json() for e in self.effects],
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> FnFacts:
+        span, retry_span, effects = data["span"], data["retry_span"], data["effects"]
+        assert isinstance(span, list) and isinstance(effects, list)
+        assert retry_span is None or isinstance(retry_span, list)
+        return FnFacts(
+            str(data["name"]),
+            ast.Span(span[0], span[1]),
+            None if data["retry"] is None else str(data["retry"]),
+            ast.Span(retry_span[0], retry_span[1]) if retry_span else None,
+            bool(data["autonomous"]),
+            tuple(Effect.from_json(e) for e in effects),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    """The retry facts of one module: what its fns commit and call."""
+
+    path: tuple[str, ...]
+    fns: dict[str, FnFacts]
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": list(self.path), "fns": [f.to_json() for f in self.fns.values()]}
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> ModuleFacts:
+        path, fns = data["path"], data["fns"]
+        assert isinstance(path, list) and isinstance(fns, list)
+        facts = [FnFacts.from_json(f) for f in fns]
+        return ModuleFacts(tuple(str(p) for p in path), {f.name: f for f in facts})
+
+
+def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
+    first = tokens[0].text.lower()
+    if first not in ENDS_TRANSACTION:
+        return None
+    what = first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
+    if first == "rollback" and len(tokens) > 1 and tokens[1].text.lower() == "to":
+        return None  # ROLLBACK TO SAVEPOINT keeps the transaction
+    return Effect("commit", block.span, what)
+
+
+def _walk_body(
+    body: ast.Block, not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]]
+) -> tuple[list[Effect], dict[str, ast.Span]]:
+    """One pass over a fn body: its commits, `transaction { }` blocks and calls in source order,
+    each with the innermost transaction block around it; and the Pell errors it raises itself
+    (`Err(E ...)`, or `.one()?` mapped to E), each where it is first raised."""
+    effects: list[Effect] = []
+    raised: dict[str, ast.Span] = {}
+    blocks: list[ast.Span] = []
+    for node in ast.walk(body):
+        if isinstance(node, ast.Transaction):
+            effects.append(Effect("transaction", node.span, "a `transaction { }` block"))
+            blocks.append(node.span)
+        elif isinstance(node, ast.SqlBlock):
+            tokens = _tokens(node)
+            effect = _sql_effect(node, tokens) if tokens else None
+            if effect is not None:
+                effects.append(effect)
+        elif isinstance(node, ast.Call):
+            path = node.callee.path
+            why = committing_call(path) if len(path) > 1 else None
+            if why is not None:
+                effects.append(Effect("commit", node.span, f"`{node.callee.text}` ({why})"))
+            else:
+                effects.append(Effect("call", node.span, f"`{node.callee.text}`", path))
+        elif isinstance(node, ast.Wrap) and node.kind == "Err" and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.RecordLit):
+                raised.setdefault(value.type_name, node.span)
+            elif isinstance(value, ast.Name):
+                raised.setdefault(value.path[0], node.span)
+        elif isinstance(node, ast.Propagate) and id(node) in not_found:
+            raised.setdefault(not_found[id(node)][0], node.span)
+    if blocks:  # rare: find the innermost block around each effect (spans nest)
+        effects = [
+            dataclasses.replace(effect, in_transaction=_innermost(effect.span, blocks))
+            for effect in effects
+        ]
+    return effects, raised
+
+
+def _innermost(span: ast.Span, blocks: list[ast.Span]) -> ast.Span | None:
+    around = [b for b in blocks if b.start <= span.start and span.end <= b.end and b != span]
+    return min(around, key=lambda b: b.end - b.start) if around else None
+
+
+def _tokens(block: ast.SqlBlock) -> tuple[Token, ...]:
+    try:
+        return sqltext.tokenize(block.text)
+    except sqltext.SqlTextError:
+        return ()
+
+
+def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[str, ast.Span]]]:
+    """The module's facts, and the Pell errors each fn raises itself (for `retry-own-error`)."""
+    fns = {}
+    raised = {}
+    for name, fn in checked.fns.items():
+        annotations = {a.name for a in fn.decl.annotations}
+        effects, raised[name] = _walk_body(fn.decl.body, checked.analyses[name].not_found)
+        fns[name] = FnFacts(
+            name,
+            fn.decl.name_span,
+            fn.retry.scope if fn.retry is not None else None,
+            fn.retry_annotation.span if fn.retry_annotation is not None else None,
+            "autonomous" in annotations,
+            tuple(effects),
+        )
+    return ModuleFacts(checked.module.path, fns), raised
+
+
+# ---- the call graph ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """How a fn ends the transaction: at `span` in its own body (a commit, or the call that
+    leads to one), and where the commit itself is."""
+
+    span: ast.Span
+    origin: FnKey
+    origin_span: ast.Span
+    what: str
+
+
+class RetryGraph:
+    """The fns of one or more modules, their calls resolved, and which of them commit."""
+
+    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+        self.modules = {m.name: m for m in modules}
+        # How a call names a module: `accounts::f` or `bank::accounts::f` for `bank.accounts`.
+        self.prefixes: dict[tuple[str, ...], str] = {}
+        for module in self.modules.values():
+            schema, package = naming.package_name(module.path)
+            for prefix in {
+                tuple(p.lower() for p in module.path),
+                (package,),
+                *([(schema, package)] if schema else []),
+            }:
+                self.prefixes.setdefault(prefix, module.name)
+        self.calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {}
+        for module in self.modules.values():
+            for fn in module.fns.values():
+                self.calls[(module.name, fn.name)] = [
+                    (effect, callee)
+                    for effect in fn.effects
+                    if effect.kind == "call"
+                    and (callee := self.resolve(module.name, effect.callee)) is not None
+                ]
+        self.commits = self._commits()
+
+    def fn(self, key: FnKey) -> FnFacts:
+        return self.modules[key[0]].fns[key[1]]
+
+    def resolve(self, module: str, path: tuple[str, ...]) -> FnKey | None:
+        if len(path) == 1:
+            return (module, path[0]) if path[0] in self.modules[module].fns else None
+        target = self.prefixes.get(tuple(p.lower() for p in path[:-1]))
+        if target is not None and path[-1] in self.modules[target].fns:
+            return target, path[-1]
+        return None
+
+    def _commits(self) -> dict[FnKey, Commit]:
+        """Every fn that ends its caller's transaction, directly or through calls. An
+        @autonomous fn commits its own transaction, never its caller's."""
+        found: dict[FnKey, Commit] = {}
+        callers: dict[FnKey, list[tuple[FnKey, Effect]]] = {}
+        for caller, calls in self.calls.items():
+            for effect, callee in calls:
+                callers.setdefault(callee, []).append((caller, effect))
+        for key in self.calls:
+            fn = self.fn(key)
+            if fn.autonomous:
+                continue
+            if fn.retry_scope == "transaction" and fn.retry_span is not None:
+                what = "a transaction-scoped @retry"
+                found[key] = Commit(fn.retry_span, key, fn.retry_span, what)
+                continue
+            direct = next((e for e in fn.effects if e.kind in ("commit", "transaction")), None)
+            if direct is not None:
+                found[key] = Commit(direct.span, key, direct.span, direct.what)
+        queue = list(found)
+        while queue:
+            callee = queue.pop()
+            for caller, effect in callers.get(callee, []):
+                if caller not in found and not self.fn(caller).autonomous:
+                    origin = found[callee]
+                    found[caller] = Commit(
+                        effect.span, origin.origin, origin.origin_span, origin.what
                     )
-                )
-    return findings
+                    queue.append(caller)
+        return found
+
+    def cycle_through(self, start: FnKey) -> list[tuple[Effect, FnKey]] | None:
+        """A chain of calls from `start` back to itself, not through an @autonomous fn (whose
+        body is a transaction of its own); None if there is none."""
+        parents: dict[FnKey, tuple[FnKey, Effect]] = {}
+        frontier = [start]
+        while frontier:
+            following = []
+            for key in frontier:
+                if key != start and self.fn(key).autonomous:
+                    continue
+                for effect, callee in self.calls[key]:
+                    if callee == start:
+                        chain = [(effect, callee)]
+                        while key != start:
+                            parent, via = parents[key]
+                            chain.insert(0, (via, key))
+                            key = parent
+                        return chain
+                    if callee not in parents:
+                        parents[callee] = (key, effect)
+                        following.append(callee)
+            frontier = following
+        return None
 
 
-class RetrySafety:
-    """Findings per fn (direct), and whether each fn ends the transaction (through calls)."""
+# ---- the checks --------------------------------------------------------------
 
-    def __init__(self, checked: CheckedModule) -> None:
-        self.checked = checked
-        self.commits: dict[str, ast.Span | None] = {}
 
-    def direct(self, fn: FnInfo) -> tuple[list[Finding], list[tuple[ast.Call, FnInfo]]]:
-        findings: list[Finding] = []
-        calls: list[tuple[ast.Call, FnInfo]] = []
-        for node in ast.walk(fn.decl.body):
-            if isinstance(node, ast.Transaction):
-                findings.append(
-                    Finding(
-                        "commit-in-retry",
-                        "a `transaction { }` block commits, ending the retry's savepoint "
-                        "(ORA-01086)",
-                        node.span,
-                        'let the retried fn be the transaction: @retry(scope = "transaction")',
-                    )
-                )
-            elif isinstance(node, ast.SqlBlock):
-                findings += _sql_findings(node)
-            elif isinstance(node, ast.Call):
-                path = node.callee.path
-                if len(path) > 1 and path[0].lower() in SIDE_EFFECT_PACKAGES:
-                    findings.append(
-                        Finding(
-                            "side-effect-in-retry",
-                            f"`{node.callee.text}` {SIDE_EFFECT_PACKAGES[path[0].lower()]}; "
-                            "a rollback cannot take that back, so every attempt repeats it",
-                            node.span,
-                            "record the intent in an outbox table and act on it after commit",
+def _where(graph: RetryGraph, module: str, key: FnKey, span: ast.Span, what: str) -> Note | None:
+    """A note at `span` of `key` when it is in `module` (notes point into the same file)."""
+    return Note(what, span) if key[0] == module else None
+
+
+def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
+    """Every retry-safety diagnostic of `module`'s fns, seen through `graph`'s calls."""
+    diagnostics: list[Diagnostic] = []
+    facts = graph.modules[module]
+
+    def name_of(key: FnKey) -> str:
+        return f"`{key[1]}`" if key[0] == module else f"`{key[0]}::{key[1]}`"
+
+    def commit_notes(
+        callee: FnKey, commit: Commit, notes: list[Note]
+    ) -> tuple[str, tuple[Note, ...]]:
+        """` (<what>, in `f`)` and, for a commit in this file, a note pointing at it."""
+        inside = "" if commit.origin == callee else f", in {name_of(commit.origin)}"
+        where = f" ({commit.what}{inside})"
+        note = _where(graph, module, commit.origin, commit.origin_span, f"{commit.what} here")
+        return where, tuple(notes + ([note] if note else []))
+
+    for fn in facts.fns.values():
+        key = (module, fn.name)
+        calls = dict((id(effect), callee) for effect, callee in graph.calls[key])
+        if fn.retry_scope is not None and fn.retry_span is not None:
+            at_retry = Note(f"`{fn.name}` is retried here", fn.retry_span)
+            transaction = fn.retry_scope == "transaction"
+            consequence = (
+                "a transaction-scoped retry would commit part of an attempt and then repeat it"
+                if transaction
+                else "it ends the transaction, and with it the retry's savepoint (ORA-01086)"
+            )
+            for effect in fn.effects:
+                if effect.in_transaction is not None:
+                    continue  # the block around it is reported
+                callee = calls.get(id(effect))
+                if effect.kind in ("commit", "transaction"):
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "commit-in-retry",
+                            f"{effect.what} inside retried fn `{fn.name}`: {consequence}",
+                            effect.span,
+                            (
+                                "commit once, after the retried fn returns"
+                                if transaction
+                                else "move it out of the retried fn, or make the entry point "
+                                '@retry(scope = "transaction")',
+                            ),
+                            (at_retry,),
                         )
                     )
-                elif len(path) == 1 and path[0] in self.checked.fns:
-                    calls.append((node, self.checked.fns[path[0]]))
-        return findings, calls
-
-    def ends_transaction(
-        self, fn: FnInfo, visiting: frozenset[str] = frozenset()
-    ) -> ast.Span | None:
-        """Where `fn` (or a fn it calls) commits, rolls back or runs DDL; None if nowhere.
-        An @autonomous fn's commits are its own transaction's, not its caller's."""
-        name = fn.decl.name
-        if name in self.commits:
-            return self.commits[name]
-        if name in visiting or any(a.name == "autonomous" for a in fn.decl.annotations):
-            return None
-        findings, calls = self.direct(fn)
-        where = next((f.span for f in findings if f.code == "commit-in-retry"), None)
-        for call, callee in calls:
-            if where is None and self.ends_transaction(callee, visiting | {name}) is not None:
-                where = call.span
-        self.commits[name] = where
-        return where
-
-
-def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) -> None:
-    safety = RetrySafety(checked)
-    for fn in checked.fns.values():
-        policy, annotation = fn.retry, fn.retry_annotation
-        if policy is None or annotation is None:
-            continue
-        at_retry = Note(f"`{fn.decl.name}` is retried here", annotation.span)
-        findings, calls = safety.direct(fn)
-        for finding in findings:
-            if finding.code == "commit-in-retry" and policy.scope == "transaction":
-                continue  # the whole transaction is the retry unit; no savepoint to lose
+                elif callee is not None and callee in graph.commits:
+                    commit = graph.commits[callee]
+                    where, notes = commit_notes(callee, commit, [at_retry])
+                    callee_fn = graph.fn(callee)
+                    if callee_fn.retry_scope == "transaction":
+                        message = (
+                            f"{name_of(callee)} is transaction-scoped: it commits each attempt, "
+                            f"so calling it inside retried fn `{fn.name}` commits part of "
+                            "this attempt"
+                        )
+                    else:
+                        message = f"{name_of(callee)} commits{where}: {consequence}"
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "commit-in-retry",
+                            message,
+                            effect.span,
+                            ("call it before or after the retried fn, not inside it",),
+                            notes,
+                        )
+                    )
+            if not transaction:
+                cycle = graph.cycle_through(key)
+                if cycle is not None:
+                    path = " -> ".join([f"`{fn.name}`", *(name_of(k) for _, k in cycle)])
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "retry-recursion",
+                            f"retried fn `{fn.name}` can call itself ({path}): each level sets "
+                            "the same savepoint again, moving it, so a failed outer attempt "
+                            "would keep the inner levels' work",
+                            cycle[0][0].span,
+                            (
+                                "retry once, at the outermost call: move the recursion into "
+                                "a fn without @retry",
+                            ),
+                            (at_retry,),
+                        )
+                    )
+        for effect in fn.effects:
+            if effect.in_transaction is None:
+                continue
+            at_block = Note("the `transaction { }` block is here", effect.in_transaction)
+            callee = calls.get(id(effect))
+            if effect.kind in ("commit", "transaction"):
+                message = (
+                    f"{effect.what} inside a `transaction {{ }}` block: "
+                    "it ends the block's transaction early, so the block's error path can no "
+                    "longer roll back to its savepoint (ORA-01086)"
+                )
+                block_notes: tuple[Note, ...] = (at_block,)
+            elif callee is not None and callee in graph.commits:
+                commit = graph.commits[callee]
+                where, block_notes = commit_notes(callee, commit, [at_block])
+                message = (
+                    f"{name_of(callee)} commits{where}, inside a `transaction {{ }}` block: "
+                    "the block's work would be committed before the block ends"
+                )
+            else:
+                continue
             diagnostics.append(
                 Diagnostic.of(
-                    finding.code, finding.message, finding.span, (finding.hint,), (at_retry,)
+                    "commit-in-transaction",
+                    message,
+                    effect.span,
+                    ("one `transaction { }` per transaction: commit at one level only",),
+                    block_notes,
                 )
             )
-        for call, callee in calls:
-            name = callee.decl.name
-            if any(a.name == "autonomous" for a in callee.decl.annotations):
-                diagnostics.append(
-                    Diagnostic.of(
+    return diagnostics
+
+
+def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]:
+    """Calls and values a rollback cannot undo, and retries inside retries, in a retried body."""
+    assert fn.retry is not None and fn.retry_annotation is not None
+    at_retry = Note(f"`{fn.decl.name}` is retried here", fn.retry_annotation.span)
+    found: list[Diagnostic] = []
+
+    def warn(code: str, message: str, span: ast.Span, hint: str) -> None:
+        found.append(Diagnostic.of(code, message, span, (hint,), (at_retry,)))
+
+    for node in ast.walk(fn.decl.body):
+        if isinstance(node, ast.SqlBlock):
+            tokens = _tokens(node)
+            words = [token.text.lower() for token in tokens]
+            if "nextval" in words:
+                warn(
+                    "side-effect-in-retry",
+                    "a sequence's NEXTVAL is not given back by a rollback: each attempt uses up "
+                    "another value",
+                    node.span,
+                    "take the value in the caller and pass it in, if gaps matter",
+                )
+            if words and words[0] in DML:
+                for word in UNSTABLE_VALUES:
+                    if word in words:
+                        warn(
+                            "side-effect-in-retry",
+                            f"`{word}` in DML differs from one attempt to the next",
+                            node.span,
+                            "compute the value once in the caller and pass it in",
+                        )
+        elif isinstance(node, ast.Call):
+            path = node.callee.path
+            if len(path) > 1 and path[0].lower() in SIDE_EFFECT_PACKAGES:
+                warn(
+                    "side-effect-in-retry",
+                    f"`{node.callee.text}` {SIDE_EFFECT_PACKAGES[path[0].lower()]}; "
+                    "a rollback cannot take that back, so every attempt repeats it",
+                    node.span,
+                    "record the intent in an outbox table and act on it after commit",
+                )
+            elif len(path) == 1 and (callee := checked.fns.get(path[0])) is not None:
+                name = callee.decl.name
+                if any(a.name == "autonomous" for a in callee.decl.annotations):
+                    warn(
                         "side-effect-in-retry",
                         f"`{name}` is @autonomous: it commits on its own, so every attempt "
                         "repeats what it writes",
-                        call.span,
-                        ("call it once after the retried fn returns",),
-                        (at_retry,),
+                        node.span,
+                        "call it once after the retried fn returns",
                     )
-                )
-            elif policy.scope == "savepoint" and safety.ends_transaction(callee) is not None:
-                diagnostics.append(
-                    Diagnostic.of(
-                        "commit-in-retry",
-                        f"`{name}` commits, rolls back or runs DDL, ending the retry's savepoint "
-                        "(ORA-01086)",
-                        call.span,
-                        ("move that out of the retried call chain",),
-                        (at_retry, Note(f"in `{name}`, here", safety.commits[name] or call.span)),
-                    )
-                )
-            if callee.retry is not None:
-                worst = policy.attempts * callee.retry.attempts
-                diagnostics.append(
-                    Diagnostic.of(
+                if (
+                    callee.retry is not None
+                    and callee.retry.scope == "savepoint"
+                    and callee is not fn
+                ):
+                    worst = fn.retry.attempts * callee.retry.attempts
+                    warn(
                         "nested-retry",
-                        f"`{fn.decl.name}` (@retry n={policy.attempts}) calls `{name}` "
+                        f"`{fn.decl.name}` (@retry n={fn.retry.attempts}) calls `{name}` "
                         f"(@retry n={callee.retry.attempts}): up to {worst} attempts of "
                         f"`{name}` in one call",
-                        call.span,
-                        ("retry at one level only, usually the outer one",),
-                        (at_retry,),
+                        node.span,
+                        "retry at one level only, usually the outer one",
                     )
+    return found
+
+
+def _raised_errors(
+    checked: CheckedModule, facts: ModuleFacts, own: dict[str, dict[str, ast.Span]]
+) -> dict[str, dict[str, ast.Span]]:
+    """fn -> each error of this module it raises, itself or through the fns it calls, with
+    where in the fn (the `Err(...)`, the `.one()?`, or the call that leads to it)."""
+    raised = {
+        name: {e: span for e, span in errors.items() if e in checked.errors}
+        for name, errors in own.items()
+    }
+    calls = {
+        name: [
+            (e.callee[0], e.span)
+            for e in fn.effects
+            if e.kind == "call" and len(e.callee) == 1 and e.callee[0] in raised
+        ]
+        for name, fn in facts.fns.items()
+    }
+    changed = True
+    while changed:  # to a fixed point: errors flow from callees to callers
+        changed = False
+        for name, targets in calls.items():
+            for callee, span in targets:
+                for error in raised[callee]:
+                    if error not in raised[name]:
+                        raised[name][error] = span
+                        changed = True
+    return raised
+
+
+def _own_errors_retried(
+    checked: CheckedModule, facts: ModuleFacts, own: dict[str, dict[str, ast.Span]]
+) -> list[Diagnostic]:
+    """`retry-own-error`: a policy that retries every error retries the fn's own decisions."""
+    from pell.runtime import error_category
+
+    found: list[Diagnostic] = []
+    raised: dict[str, dict[str, ast.Span]] | None = None
+    for name, fn in checked.fns.items():
+        if fn.retry is None or fn.retry_annotation is None or fn.retry.on:
+            continue
+        raised = raised if raised is not None else _raised_errors(checked, facts, own)
+        for error, span in sorted(raised[name].items(), key=lambda item: item[1].start):
+            if error_category(checked.errors[error]) == "panic":
+                continue  # pell_is_panic re-raises @panic errors at once
+            found.append(
+                Diagnostic.of(
+                    "retry-own-error",
+                    f"`{name}` retries every error but panics, so its own error `{error}` is "
+                    f"retried {fn.retry.attempts} times, with the sleeps between, though each "
+                    "attempt decides the same way",
+                    span,
+                    (
+                        "name what is transient: `on = [deadlock, busy, ...]`, or make "
+                        f"`{error}` @panic if no retry can change it",
+                    ),
+                    (Note(f"`{name}` is retried here", fn.retry_annotation.span),),
                 )
+            )
+    return found
+
+
+def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) -> ModuleFacts:
+    """The module's own retry-safety diagnostics; returns its facts for project-wide checks."""
+    facts, own = module_facts(checked)
+    for fn in checked.fns.values():
+        if fn.retry is not None and fn.retry_annotation is not None:
+            diagnostics += _direct_side_effects(fn, checked)
+    diagnostics += _own_errors_retried(checked, facts, own)
+    diagnostics += retry_findings(RetryGraph([facts]), facts.name)
+    return facts
+
+
+def project_findings(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
+    """The diagnostics that only the whole build can see: each module's findings through calls
+    into the other modules, less what the module found on its own."""
+    graph = RetryGraph(modules)
+    found: dict[str, list[Diagnostic]] = {}
+    for module in modules:
+        alone = set(retry_findings(RetryGraph([module]), module.name))
+        extra = [d for d in retry_findings(graph, module.name) if d not in alone]
+        if extra:
+            found[module.name] = extra
+    return found

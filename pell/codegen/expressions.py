@@ -188,6 +188,13 @@ class ExpressionLowerer:
                 f"{wrap(self.as_text(expr.left), ADDITIVE)} || {wrap(self.as_text(expr.right), ADDITIVE + 1)}",
                 ADDITIVE,
             )
+        if expr.op in ("==", "!=") and (
+            isinstance(expr.left, ast.NoneLit) or isinstance(expr.right, ast.NoneLit)
+        ):
+            # `= NULL` is never true in SQL or PL/SQL: a comparison with None is IS [NOT] NULL.
+            other = right if isinstance(expr.left, ast.NoneLit) else left
+            test = "IS NULL" if expr.op == "==" else "IS NOT NULL"
+            return f"{wrap(other, ADDITIVE)} {test}", COMPARISON
         operator, precedence = BINARY_OPERATORS[expr.op]
         # Comparisons do not chain in PL/SQL: parenthesise a comparison on either side.
         left_minimum = precedence + 1 if precedence == COMPARISON else precedence

@@ -14,6 +14,7 @@ from pell.codegen.types import plsql_type
 from pell.retry import (
     ATTEMPT_VARIABLE,
     ERROR_CLASSES,
+    ISOLATION_LEVELS,
     RetryPolicy,
     format_seconds,
     sleep_expression,
@@ -210,19 +211,29 @@ class FnLowerer(ExpressionLowerer):
                 self.emit(line)
 
     def retry_loop(self) -> None:
-        """The body as the retry unit: each attempt rolled back on a retryable error (to a
-        savepoint, or the whole transaction), panics bypassed, a bounded, jittered sleep."""
+        """The body as the retry unit (retry.md section 1): each attempt rolled back on a
+        retryable error (to this fn's own savepoint, or the whole transaction), panics bypassed,
+        a bounded, jittered sleep. Every path out of the handler rolls back first."""
         policy = self.fn.retry
         assert policy is not None
         declare = self.retry_declarations
         params = [(naming.param_name(p.decl.name), p) for p in self.fn.params]
         inout = [(name, p) for name, p in params if p.decl.mode == "inout"]
+        out = [(name, p) for name, p in params if p.decl.mode == "out"]
         restore_action = (
             [f"DBMS_APPLICATION_INFO.SET_ACTION({ACTION_VARIABLE});"] if policy.observe else []
         )
+        transaction = policy.scope == "transaction"
+        savepoint = naming.savepoint_name(
+            self.fn.module_path, self.fn.decl.name, naming.MAX_IDENTIFIER_BYTES[self.target]
+        )
+        # Savepoint scope: ROLLBACK TO undoes this attempt only; the savepoint stays, so every
+        # later attempt rolls back to it again. Transaction scope: a full ROLLBACK, which also
+        # ends the waits of sessions queued on this transaction and drops its snapshot.
+        rollback = "ROLLBACK;" if transaction else f"ROLLBACK TO {savepoint};"
         self.depth = 1
 
-        if policy.scope == "transaction":
+        if transaction:
             self.emit("IF DBMS_TRANSACTION.LOCAL_TRANSACTION_ID IS NOT NULL THEN")
             message = (
                 f"{self.checked.module.dotted_name}.{self.fn.decl.name}: "
@@ -235,7 +246,7 @@ class FnLowerer(ExpressionLowerer):
             )
             self.emit("END IF;")
         for name, param in inout:
-            saved = f"l_pell_saved_{name[2:]}"
+            saved = naming.saved_param_name(name)
             declare.append(f"{saved} {plsql_type(param.type, 'local')};")
             self.emit(f"{saved} := {name};")
         if policy.within_ms is not None:
@@ -245,19 +256,25 @@ class FnLowerer(ExpressionLowerer):
                 f"NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND');"
             )
         if policy.observe:
-            declare += [f"{MODULE_VARIABLE} VARCHAR2(64);", f"{ACTION_VARIABLE} VARCHAR2(64);"]
+            declare += [f"{MODULE_VARIABLE} VARCHAR2(48);", f"{ACTION_VARIABLE} VARCHAR2(32);"]
             self.emit(f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE});")
 
         self.emit("LOOP")
         self.depth = 2
-        if policy.scope == "savepoint":
-            self.emit("SAVEPOINT pell_attempt;")
+        if not transaction:
+            self.emit(f"SAVEPOINT {savepoint};")
         self.emit("BEGIN")
         self.depth = 3
+        if policy.isolation is not None:
+            # SET TRANSACTION must be the transaction's first statement and lasts one transaction.
+            self.emit(f"SET TRANSACTION ISOLATION LEVEL {ISOLATION_LEVELS[policy.isolation]};")
+        for name, param in out:
+            # An attempt must not see what a failed one left in an OUT parameter.
+            self.emit(self.reset(name, param.type))
         hooks: list[tuple[tuple[str, ...], int]] = []
         if restore_action:
             hooks.append((tuple(restore_action), 0))
-        if policy.scope == "transaction":
+        if transaction:
             hooks.append((("COMMIT;",), 0))
         self.exit_hooks += hooks
         self.block(self.fn.decl.body)
@@ -270,34 +287,90 @@ class FnLowerer(ExpressionLowerer):
         self.depth = 3
         self.emit(f"WHEN {self.retried_errors(policy)} THEN")
         self.depth = 4
-        rollback = "ROLLBACK;" if policy.scope == "transaction" else "ROLLBACK TO pell_attempt;"
         if not policy.on:
-            on_panic = [*restore_action, "ROLLBACK;" if policy.scope == "transaction" else ""]
+            # SQLCODE is read first, before any statement of the handler runs.
             self.emit(
-                f"IF pell_is_panic(SQLCODE) THEN {' '.join(filter(None, [*on_panic, 'RAISE;']))} END IF;"
+                f"IF pell_is_panic(SQLCODE) THEN {' '.join([*restore_action, rollback, 'RAISE;'])} END IF;"
             )
         self.emit(f"{ATTEMPT_VARIABLE} := {ATTEMPT_VARIABLE} + 1;")
         self.emit(rollback)
-        exhausted = list(restore_action)
-        if policy.recover is not None:
-            call = f"{naming.fn_name(policy.recover)}({', '.join(name for name, _ in params)})"
-            exhausted += [f"RETURN {call};"] if self.fn.is_function else [f"{call};", "RETURN;"]
-        else:
-            exhausted.append("RAISE;")
-        self.if_block(f"{ATTEMPT_VARIABLE} >= {policy.attempts}", exhausted)
         for name, _ in inout:
-            self.emit(f"{name} := l_pell_saved_{name[2:]};")
-        self.sleep(policy, [*restore_action, "RAISE;"])
+            self.emit(f"{name} := {naming.saved_param_name(name)};")
+        give_up = [*restore_action, *self.give_up(policy, rollback)]
+        exhausted = f"{ATTEMPT_VARIABLE} >= {policy.attempts}"
+        sleep = sleep_expression(policy)
+        procedure = SLEEP_PROCEDURES[self.target]
+        if policy.within_ms is None:
+            self.if_block(exhausted, give_up)
+        elif sleep is None:
+            self.if_block(f"{exhausted} OR SYSTIMESTAMP > {DEADLINE_VARIABLE}", give_up)
+        else:
+            # Give up rather than sleep past the deadline.
+            declare.append(f"{SLEEP_VARIABLE} NUMBER;")
+            self.emit(f"{SLEEP_VARIABLE} := {sleep};")
+            self.if_block(
+                f"{exhausted} OR SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') "
+                f"> {DEADLINE_VARIABLE}",
+                give_up,
+            )
+            sleep = SLEEP_VARIABLE
+        if sleep is not None:
+            if procedure == "DBMS_LOCK.SLEEP":
+                self.emit(
+                    "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
+                )
+            self.emit(f"{procedure}({sleep});")
         if policy.observe:
+            # DBMS_APPLICATION_INFO keeps 32 bytes of an action.
             label = f"/{policy.attempts} {self.fn.decl.name}"
             self.emit(
-                "DBMS_APPLICATION_INFO.SET_ACTION("
-                f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)});"
+                "DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB("
+                f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)}, 1, 32));"
             )
+        if policy.on:
+            # Errors outside `on` are not retried, but the attempt is still undone.
+            self.depth = 3
+            self.emit("WHEN OTHERS THEN")
+            self.depth = 4
+            for line in [*restore_action, rollback, "RAISE;"]:
+                self.emit(line)
         self.depth = 2
         self.emit("END;")
         self.depth = 1
         self.emit("END LOOP;")
+
+    def give_up(self, policy: RetryPolicy, rollback: str) -> list[str]:
+        """When attempts or time run out, after the rollback: re-raise, or return what `recover`
+        gives, its work committed in transaction scope and rolled back if it fails."""
+        if policy.recover is None:
+            return ["RAISE;"]
+        args = ", ".join(naming.param_name(p.decl.name) for p in self.fn.params)
+        call = (
+            f"{naming.fn_name(policy.recover)}({args})" if args else naming.fn_name(policy.recover)
+        )
+        if self.fn.is_function:
+            self.needs_result = True
+            call = f"{RESULT_VARIABLE} := {call}"
+        commit = ["COMMIT;"] if policy.scope == "transaction" else []
+        finish = f"RETURN {RESULT_VARIABLE};" if self.fn.is_function else "RETURN;"
+        return [
+            "BEGIN",
+            f"{INDENT}{call};",
+            *(INDENT + line for line in commit),
+            "EXCEPTION",
+            f"{INDENT}WHEN OTHERS THEN",
+            f"{INDENT * 2}{rollback}",
+            f"{INDENT * 2}RAISE;",
+            "END;",
+            finish,
+        ]
+
+    def reset(self, name: str, type_: t.Type) -> str:
+        """The statement that empties a variable: NULL, or DELETE for an INDEX BY table (which
+        cannot be assigned NULL)."""
+        if isinstance(type_, t.ListType):
+            return f"{name}.DELETE;"
+        return f"{name} := NULL;"
 
     def retried_errors(self, policy: RetryPolicy) -> str:
         """`OTHERS`, or the named exceptions of `on = [...]`, declared as needed."""
@@ -327,29 +400,6 @@ class FnLowerer(ExpressionLowerer):
             self.emit(INDENT + line)
         self.emit("END IF;")
 
-    def sleep(self, policy: RetryPolicy, give_up: list[str]) -> None:
-        """The sleep before the next attempt; with `within`, give up rather than pass the deadline."""
-        sleep = sleep_expression(policy)
-        procedure = SLEEP_PROCEDURES[self.target]
-        if policy.within_ms is not None:
-            if sleep is None:
-                self.if_block(f"SYSTIMESTAMP > {DEADLINE_VARIABLE}", give_up)
-                return
-            self.retry_declarations.append(f"{SLEEP_VARIABLE} NUMBER;")
-            self.emit(f"{SLEEP_VARIABLE} := {sleep};")
-            self.if_block(
-                f"SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') > {DEADLINE_VARIABLE}",
-                give_up,
-            )
-            sleep = SLEEP_VARIABLE
-        if sleep is None:
-            return
-        if procedure == "DBMS_LOCK.SLEEP":
-            self.emit(
-                "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
-            )
-        self.emit(f"{procedure}({sleep});")
-
     # -- statements
 
     def block(self, block: ast.Block) -> None:
@@ -375,7 +425,7 @@ class FnLowerer(ExpressionLowerer):
     def stmt_let(self, stmt: ast.Let) -> None:
         symbol = self.analysis.bindings[id(stmt)]
         if stmt.value is None:
-            self.emit(f"{symbol.plsql} := NULL;")
+            self.emit(self.reset(symbol.plsql, symbol.type))
         else:
             self.store(symbol.plsql, stmt.value, symbol.type)
 

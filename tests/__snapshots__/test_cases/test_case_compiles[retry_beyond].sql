@@ -27,6 +27,12 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
         -6504,   -- ROWTYPE_MISMATCH: programming error: cursor variable row types differ
         -1410,   -- invalid ROWID: programming error: a ROWID that names no row
         -1483,   -- invalid length for DATE or NUMBER bind: programming error: a bad bind value
+        -6511,   -- CURSOR_ALREADY_OPEN: programming error: a cursor opened twice
+        -1001,   -- INVALID_CURSOR: programming error: a cursor used when not open
+        -6530,   -- ACCESS_INTO_NULL: programming error: a field of an uninitialised object
+        -6531,   -- COLLECTION_IS_NULL: programming error: an uninitialised collection
+        -6532,   -- SUBSCRIPT_OUTSIDE_LIMIT: programming error: an index outside the collection's limit
+        -6533,   -- SUBSCRIPT_BEYOND_COUNT: programming error: an index past the collection's count
         -4068,   -- package state discarded: broken state: the package was recompiled under the session
         -4061,   -- package state invalidated: broken state: the existing package state is invalid
         -4065,   -- not executed, altered or dropped: broken state: a stored procedure changed
@@ -39,12 +45,26 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
         -2290,   -- check constraint violated: constraint: check constraint
         -2291,   -- parent key not found: constraint: foreign key, no parent
         -2292,   -- child record found: constraint: foreign key, children exist
+        -2091,   -- transaction rolled back: constraint: a deferred constraint failed at COMMIT
         -12899,  -- value too large for column: data: the value does not fit the column
+        -1438,   -- value larger than column precision: data: the number does not fit the column
         -1722,   -- INVALID_NUMBER: data: text that is not a number
+        -1830,   -- date format ends before the input: data: text that is not a date of the format
+        -1840,   -- input too short for date format: data: text that is not a date of the format
+        -1843,   -- not a valid month: data: text that is not a date of the format
+        -1858,   -- non-numeric character in a date: data: text that is not a date of the format
+        -1861,   -- literal does not match format string: data: text that is not a date of the format
         -1422,   -- TOO_MANY_ROWS: data: a single-row fetch found several rows
+        -1427,   -- single-row subquery returns several rows: data: a scalar subquery found several rows
+        100,     -- NO_DATA_FOUND: data: a single-row fetch found no row
         -942,    -- table or view does not exist: schema: a missing table or view
         -904,    -- invalid identifier: schema: a missing column
         -1031,   -- insufficient privileges: permission: a missing grant
+        -4091,   -- table is mutating: cannot roll back: a trigger or fn reads a table being changed
+        -4092,   -- cannot COMMIT or ROLLBACK in a trigger: cannot roll back: a trigger ends a transaction
+        -14551,  -- cannot perform DML inside a query: cannot roll back: DML in a fn called from SQL
+        -14552,  -- cannot perform DDL, commit or rollback inside a query or DML: cannot roll back: a fn called from SQL ends a transaction
+        -1086,   -- savepoint never established: cannot roll back: the savepoint is gone (a commit)
         -4030,   -- out of process memory: resources: PGA memory exhausted
         -4031,   -- unable to allocate shared memory: resources: SGA memory exhausted
         -1013,   -- user requested cancel: cancellation: the user or a timeout cancelled the call
@@ -62,16 +82,19 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
     PRAGMA EXCEPTION_INIT(e_pell_busy, -54);
   BEGIN
     LOOP
-      SAVEPOINT pell_attempt;
+      SAVEPOINT sp_batch_settle_eec800f7;
       BEGIN
         update accounts set settled = 1 where id = p_id;
         EXIT;
       EXCEPTION
         WHEN e_pell_deadlock OR e_pell_busy OR pell_runtime.bank_batch_busy THEN
           l_pell_attempt := l_pell_attempt + 1;
-          ROLLBACK TO pell_attempt;
+          ROLLBACK TO sp_batch_settle_eec800f7;
           IF l_pell_attempt >= 4 THEN RAISE; END IF;
           DBMS_SESSION.SLEEP(0.05);
+        WHEN OTHERS THEN
+          ROLLBACK TO sp_batch_settle_eec800f7;
+          RAISE;
       END;
     END LOOP;
   END settle;
@@ -101,6 +124,9 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
           ROLLBACK;
           IF l_pell_attempt >= 3 THEN RAISE; END IF;
           DBMS_SESSION.SLEEP(0.1 + DBMS_RANDOM.VALUE(0, 0.1));
+        WHEN OTHERS THEN
+          ROLLBACK;
+          RAISE;
       END;
     END LOOP;
   END close_day;
@@ -110,14 +136,14 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
     l_pell_result NUMBER;
     l_pell_attempt PLS_INTEGER := 0;
     l_pell_deadline TIMESTAMP WITH TIME ZONE;
-    l_pell_module VARCHAR2(64);
-    l_pell_action VARCHAR2(64);
+    l_pell_module VARCHAR2(48);
+    l_pell_action VARCHAR2(32);
     l_pell_sleep NUMBER;
   BEGIN
     l_pell_deadline := SYSTIMESTAMP + NUMTODSINTERVAL(1.5, 'SECOND');
     DBMS_APPLICATION_INFO.READ_MODULE(l_pell_module, l_pell_action);
     LOOP
-      SAVEPOINT pell_attempt;
+      SAVEPOINT sp_batch_quote_9cda18d3;
       BEGIN
         select price INTO l_price from prices where id = p_product_id for update;
         l_pell_result := l_price;
@@ -125,20 +151,23 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
         RETURN l_pell_result;
       EXCEPTION
         WHEN OTHERS THEN
-          IF pell_is_panic(SQLCODE) THEN DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action); RAISE; END IF;
+          IF pell_is_panic(SQLCODE) THEN DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action); ROLLBACK TO sp_batch_quote_9cda18d3; RAISE; END IF;
           l_pell_attempt := l_pell_attempt + 1;
-          ROLLBACK TO pell_attempt;
-          IF l_pell_attempt >= 5 THEN
-            DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action);
-            RETURN quote_cached(p_product_id);
-          END IF;
+          ROLLBACK TO sp_batch_quote_9cda18d3;
           l_pell_sleep := 0.2 * POWER(2, l_pell_attempt - 1);
-          IF SYSTIMESTAMP + NUMTODSINTERVAL(l_pell_sleep, 'SECOND') > l_pell_deadline THEN
+          IF l_pell_attempt >= 5 OR SYSTIMESTAMP + NUMTODSINTERVAL(l_pell_sleep, 'SECOND') > l_pell_deadline THEN
             DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action);
-            RAISE;
+            BEGIN
+              l_pell_result := quote_cached(p_product_id);
+            EXCEPTION
+              WHEN OTHERS THEN
+                ROLLBACK TO sp_batch_quote_9cda18d3;
+                RAISE;
+            END;
+            RETURN l_pell_result;
           END IF;
           DBMS_SESSION.SLEEP(l_pell_sleep);
-          DBMS_APPLICATION_INFO.SET_ACTION('retry ' || TO_CHAR(l_pell_attempt + 1) || '/5 quote');
+          DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB('retry ' || TO_CHAR(l_pell_attempt + 1) || '/5 quote', 1, 32));
       END;
     END LOOP;
   END quote;
@@ -158,19 +187,18 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
     l_pell_saved_budget := p_budget;
     l_pell_deadline := SYSTIMESTAMP + NUMTODSINTERVAL(0.5, 'SECOND');
     LOOP
-      SAVEPOINT pell_attempt;
+      SAVEPOINT sp_batch_take_f6ce5111;
       BEGIN
         p_budget := p_budget - 1;
         update budgets set used = used + 1 where id = p_id;
         EXIT;
       EXCEPTION
         WHEN OTHERS THEN
-          IF pell_is_panic(SQLCODE) THEN RAISE; END IF;
+          IF pell_is_panic(SQLCODE) THEN ROLLBACK TO sp_batch_take_f6ce5111; RAISE; END IF;
           l_pell_attempt := l_pell_attempt + 1;
-          ROLLBACK TO pell_attempt;
-          IF l_pell_attempt >= 3 THEN RAISE; END IF;
+          ROLLBACK TO sp_batch_take_f6ce5111;
           p_budget := l_pell_saved_budget;
-          IF SYSTIMESTAMP > l_pell_deadline THEN RAISE; END IF;
+          IF l_pell_attempt >= 3 OR SYSTIMESTAMP > l_pell_deadline THEN RAISE; END IF;
       END;
     END LOOP;
   END take;

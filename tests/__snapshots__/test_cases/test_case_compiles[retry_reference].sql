@@ -26,6 +26,12 @@ CREATE OR REPLACE PACKAGE BODY orders AS
         -6504,   -- ROWTYPE_MISMATCH: programming error: cursor variable row types differ
         -1410,   -- invalid ROWID: programming error: a ROWID that names no row
         -1483,   -- invalid length for DATE or NUMBER bind: programming error: a bad bind value
+        -6511,   -- CURSOR_ALREADY_OPEN: programming error: a cursor opened twice
+        -1001,   -- INVALID_CURSOR: programming error: a cursor used when not open
+        -6530,   -- ACCESS_INTO_NULL: programming error: a field of an uninitialised object
+        -6531,   -- COLLECTION_IS_NULL: programming error: an uninitialised collection
+        -6532,   -- SUBSCRIPT_OUTSIDE_LIMIT: programming error: an index outside the collection's limit
+        -6533,   -- SUBSCRIPT_BEYOND_COUNT: programming error: an index past the collection's count
         -4068,   -- package state discarded: broken state: the package was recompiled under the session
         -4061,   -- package state invalidated: broken state: the existing package state is invalid
         -4065,   -- not executed, altered or dropped: broken state: a stored procedure changed
@@ -38,12 +44,26 @@ CREATE OR REPLACE PACKAGE BODY orders AS
         -2290,   -- check constraint violated: constraint: check constraint
         -2291,   -- parent key not found: constraint: foreign key, no parent
         -2292,   -- child record found: constraint: foreign key, children exist
+        -2091,   -- transaction rolled back: constraint: a deferred constraint failed at COMMIT
         -12899,  -- value too large for column: data: the value does not fit the column
+        -1438,   -- value larger than column precision: data: the number does not fit the column
         -1722,   -- INVALID_NUMBER: data: text that is not a number
+        -1830,   -- date format ends before the input: data: text that is not a date of the format
+        -1840,   -- input too short for date format: data: text that is not a date of the format
+        -1843,   -- not a valid month: data: text that is not a date of the format
+        -1858,   -- non-numeric character in a date: data: text that is not a date of the format
+        -1861,   -- literal does not match format string: data: text that is not a date of the format
         -1422,   -- TOO_MANY_ROWS: data: a single-row fetch found several rows
+        -1427,   -- single-row subquery returns several rows: data: a scalar subquery found several rows
+        100,     -- NO_DATA_FOUND: data: a single-row fetch found no row
         -942,    -- table or view does not exist: schema: a missing table or view
         -904,    -- invalid identifier: schema: a missing column
         -1031,   -- insufficient privileges: permission: a missing grant
+        -4091,   -- table is mutating: cannot roll back: a trigger or fn reads a table being changed
+        -4092,   -- cannot COMMIT or ROLLBACK in a trigger: cannot roll back: a trigger ends a transaction
+        -14551,  -- cannot perform DML inside a query: cannot roll back: DML in a fn called from SQL
+        -14552,  -- cannot perform DDL, commit or rollback inside a query or DML: cannot roll back: a fn called from SQL ends a transaction
+        -1086,   -- savepoint never established: cannot roll back: the savepoint is gone (a commit)
         -4030,   -- out of process memory: resources: PGA memory exhausted
         -4031,   -- unable to allocate shared memory: resources: SGA memory exhausted
         -1013,   -- user requested cancel: cancellation: the user or a timeout cancelled the call
@@ -59,7 +79,7 @@ CREATE OR REPLACE PACKAGE BODY orders AS
     l_pell_attempt PLS_INTEGER := 0;
   BEGIN
     LOOP
-      SAVEPOINT pell_attempt;
+      SAVEPOINT sp_orders_promote_to_paid_23d78d36;
       BEGIN
         select id, status INTO l_o.id, l_o.status from orders where id = p_order_id for update;
         IF l_o.status <> 'pending' THEN
@@ -71,9 +91,9 @@ CREATE OR REPLACE PACKAGE BODY orders AS
         RETURN l_pell_order;
       EXCEPTION
         WHEN OTHERS THEN
-          IF pell_is_panic(SQLCODE) THEN RAISE; END IF;
+          IF pell_is_panic(SQLCODE) THEN ROLLBACK TO sp_orders_promote_to_paid_23d78d36; RAISE; END IF;
           l_pell_attempt := l_pell_attempt + 1;
-          ROLLBACK TO pell_attempt;
+          ROLLBACK TO sp_orders_promote_to_paid_23d78d36;
           IF l_pell_attempt >= 5 THEN RAISE; END IF;
           DBMS_SESSION.SLEEP(LEAST(0.1 * POWER(2, l_pell_attempt - 1) + DBMS_RANDOM.VALUE(0, 0.05), 2.0));
       END;
