@@ -115,6 +115,7 @@ class FnFacts:
     retry_span: ast.Span | None  # the @retry annotation
     autonomous: bool
     effects: tuple[Effect, ...]
+    recover: str | None = None  # the fn `recover = ...` names
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -124,6 +125,7 @@ class FnFacts:
             "retry_span": [self.retry_span.start, self.retry_span.end] if self.retry_span else None,
             "autonomous": self.autonomous,
             "effects": [e.to_json() for e in self.effects],
+            "recover": self.recover,
         }
 
     @staticmethod
@@ -138,6 +140,7 @@ class FnFacts:
             ast.Span(retry_span[0], retry_span[1]) if retry_span else None,
             bool(data["autonomous"]),
             tuple(Effect.from_json(e) for e in effects),
+            None if data.get("recover") is None else str(data["recover"]),
         )
 
 
@@ -240,6 +243,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.retry_annotation.span if fn.retry_annotation is not None else None,
             "autonomous" in annotations,
             tuple(effects),
+            fn.retry.recover if fn.retry is not None else None,
         )
     return ModuleFacts(checked.module.path, fns), raised
 
@@ -427,6 +431,24 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                             notes,
                         )
                     )
+            recover = (module, fn.recover) if fn.recover in facts.fns else None
+            if not transaction and recover is not None and recover in graph.commits:
+                # recover runs in the caller's transaction, after the rollback to the savepoint
+                commit = graph.commits[recover]
+                where, notes = commit_notes(recover, commit, [])
+                diagnostics.append(
+                    Diagnostic.of(
+                        "commit-in-retry",
+                        f"`recover = {fn.recover}`: {name_of(recover)} commits{where}, in the "
+                        f"caller's transaction that savepoint-scoped `{fn.name}` must leave open",
+                        fn.retry_span,
+                        (
+                            "recover without committing, or retry the whole transaction: "
+                            '@retry(scope = "transaction")',
+                        ),
+                        notes,
+                    )
+                )
             if not transaction:
                 cycle = graph.cycle_through(key)
                 if cycle is not None:
