@@ -112,6 +112,18 @@ def _errors_of(module: Module) -> list[list[str]]:
     ]
 
 
+def _cached_facts(entry: dict[str, object]) -> ModuleFacts | None:
+    """A manifest entry's retry facts; None (the module is compiled again) if they are missing
+    or damaged."""
+    data = entry.get("retry_facts")
+    if not isinstance(data, dict):
+        return None
+    try:
+        return ModuleFacts.from_json(data)
+    except (KeyError, TypeError, ValueError, IndexError, AssertionError):
+        return None
+
+
 def _load_manifest(out_dir: Path) -> dict[str, object]:
     try:
         data = json.loads((out_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -174,7 +186,7 @@ def build_tree(
             not check_only
             and isinstance(old, dict)
             and old.get("source") == source_hash
-            and isinstance(old.get("retry_facts"), dict)
+            and (cached_facts := _cached_facts(old)) is not None
             and old.get("output") == _file_hash(output)
             and (not source_maps or (out_dir / f"{key}.map.json").exists())
         ):
@@ -182,9 +194,7 @@ def build_tree(
             modules_for_runtime.append(_runtime_entry(old))
             outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
             result.outcomes.append(outcome)
-            retry_facts = old["retry_facts"]
-            assert isinstance(retry_facts, dict)
-            facts.append((outcome, ModuleFacts.from_json(retry_facts)))
+            facts.append((outcome, cached_facts))
             continue
         compiled = compile_source(text, unit.path.name, target)
         outcome = ModuleOutcome(unit, "failed", compiled.source, compiled.diagnostics)

@@ -230,10 +230,30 @@ def _build_tree(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from pell import CompileResult, compile_source
+    from pell.checker.retry_safety import project_findings
+    from pell.diagnostics import SourceFile, has_errors, render_all
+
     failed = False
+    compiled: list[tuple[Path, str, CompileResult]] = []
     for path in args.files:
-        if _compile_file(path, args.target, args.pretty) is None:
+        text = _read_source(path, args.pretty)
+        if text is None:
             failed = True
+            continue
+        try:
+            compiled.append((path, text, compile_source(text, path.name, args.target)))
+        except Exception as error:
+            raise InternalError(path, error) from error
+    # The files checked together are one build: the retry checks follow calls between them.
+    facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
+    across = project_findings(facts) if len(facts) > 1 else {}
+    for path, text, result in compiled:
+        diagnostics = list(result.diagnostics)
+        if result.retry_facts is not None:
+            diagnostics += across.get(result.retry_facts.name, [])
+        sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
+        failed = failed or has_errors(diagnostics)
     return EXIT_ERRORS if failed else EXIT_OK
 
 

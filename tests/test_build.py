@@ -250,3 +250,52 @@ def test_retry_recursion_across_modules_is_an_error(tmp_path: Path) -> None:
         "error: retried fn `pay` can call itself (`pay` -> `bank.ledger::close_books` -> `pay`)"
     ) in rendered
     assert result.failed
+
+
+def test_calls_into_other_modules_resolve_through_the_callers_imports(tmp_path: Path) -> None:
+    """`util::f` is the `util` the caller imports: a three-part module name, and another
+    module with the same last name that is not imported."""
+    src = tmp_path / "db"
+    src.mkdir()
+    (src / "util.pell").write_text(
+        "module corp.bank.util;\n\npub fn bump(id: number) {\n    sql! { commit };\n}\n", "utf-8"
+    )
+    (src / "other_util.pell").write_text(
+        "module hr.util;\n\npub fn bump(id: number) {\n    sql! { update t set n = 1 };\n}\n",
+        "utf-8",
+    )
+    (src / "ledger.pell").write_text(
+        "module corp.bank.ledger;\n\nimport corp::bank::util;\n\n@retry(n=2, on=[busy])\n"
+        "pub fn pay(id: number) {\n    util::bump(id);\n}\n",
+        "utf-8",
+    )
+    result = build_tree([src], tmp_path / "out")
+    assert "`corp.bank.util::bump` commits (COMMIT)" in result.rendered_diagnostics()
+    # importing the other `util` (which does not commit) is safe
+    ledger = (src / "ledger.pell").read_text("utf-8").replace("corp::bank::util", "hr::util")
+    (src / "ledger.pell").write_text(ledger, "utf-8")
+    again = build_tree([src], tmp_path / "out")
+    assert not again.failed, again.rendered_diagnostics()
+
+
+def test_damaged_retry_facts_in_the_manifest_recompile_the_module(tmp_path: Path) -> None:
+    src, out = _bank(tmp_path, "    sql! { commit };\n"), tmp_path / "out"
+    build_tree([src], out)
+    manifest = json.loads((out / pell.build.MANIFEST).read_text("utf-8"))
+    manifest["modules"]["ledger.sql"]["retry_facts"] = {}
+    (out / pell.build.MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    result = build_tree([src], out)
+    assert {o.unit.path.name: o.status for o in result.outcomes} == {
+        "ledger.pell": "built",
+        "payments.pell": "failed",
+    }
+
+
+def test_check_of_several_files_follows_calls_between_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = _bank(tmp_path, "    sql! { commit };\n")
+    assert main(["check", str(src / "payments.pell")]) == 0  # alone, it cannot see ledger
+    capsys.readouterr()
+    assert main(["check", str(src / "ledger.pell"), str(src / "payments.pell")]) == 1
+    assert "[commit-in-retry]" in capsys.readouterr().err

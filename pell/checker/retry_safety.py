@@ -14,9 +14,9 @@ import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from sqlglot.tokenizer_core import Token
+from sqlglot.tokenizer_core import Token, TokenType
 
-from pell import ast, naming, sqltext
+from pell import ast, sqltext
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic, Note
 
@@ -150,30 +150,89 @@ class ModuleFacts:
 
     path: tuple[str, ...]
     fns: dict[str, FnFacts]
+    imports: tuple[tuple[str, ...], ...] = ()  # the modules it imports, as paths
 
     @property
     def name(self) -> str:
         return ".".join(self.path)
 
     def to_json(self) -> dict[str, object]:
-        return {"path": list(self.path), "fns": [f.to_json() for f in self.fns.values()]}
+        return {
+            "path": list(self.path),
+            "fns": [f.to_json() for f in self.fns.values()],
+            "imports": [list(i) for i in self.imports],
+        }
 
     @staticmethod
     def from_json(data: dict[str, object]) -> ModuleFacts:
-        path, fns = data["path"], data["fns"]
-        assert isinstance(path, list) and isinstance(fns, list)
+        path, fns, imports = data["path"], data["fns"], data["imports"]
+        assert isinstance(path, list) and isinstance(fns, list) and isinstance(imports, list)
         facts = [FnFacts.from_json(f) for f in fns]
-        return ModuleFacts(tuple(str(p) for p in path), {f.name: f for f in facts})
+        return ModuleFacts(
+            tuple(str(p) for p in path),
+            {f.name: f for f in facts},
+            tuple(tuple(str(p) for p in i) for i in imports),
+        )
+
+
+def _ends_transaction(words: list[str]) -> str | None:
+    """What a SQL statement (as lowercased words) does that ends the transaction, or None.
+    ROLLBACK [WORK] TO SAVEPOINT keeps it, and so do ALTER SESSION and ALTER SYSTEM, which
+    Oracle does not commit for (SQL Language Reference, "Types of SQL Statements")."""
+    if not words or words[0] not in ENDS_TRANSACTION:
+        return None
+    first, rest = words[0], words[1:]
+    if rest[:1] == ["work"]:
+        rest = rest[1:]
+    if first == "rollback" and rest[:1] == ["to"]:
+        return None
+    if first == "alter" and rest[:1] in (["session"], ["system"]):
+        return None
+    return first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
+
+
+def _immediate_literal(following: tuple[Token, ...]) -> str | None:
+    """The SQL text of `EXECUTE IMMEDIATE '<text>'`, from the tokens after EXECUTE; None when
+    it is not a literal. (sqlglot's Oracle tokenizer reads `immediate '...'` as one string.)"""
+    if not following:
+        return None
+    first, text = following[0], following[0].text
+    if first.token_type == TokenType.STRING and text.lower().startswith("immediate"):
+        quoted = text.find("'") != -1 and text.rstrip().endswith("'")
+        return text[text.find("'") + 1 : text.rfind("'")] if quoted else None
+    if (
+        text.lower() == "immediate"
+        and following[1:2]
+        and following[1].token_type == TokenType.STRING
+    ):
+        return following[1].text
+    return None
 
 
 def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
-    first = tokens[0].text.lower()
-    if first not in ENDS_TRANSACTION:
-        return None
-    what = first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
-    if first == "rollback" and len(tokens) > 1 and tokens[1].text.lower() == "to":
-        return None  # ROLLBACK TO SAVEPOINT keeps the transaction
-    return Effect("commit", block.span, what)
+    words = [token.text.lower() for token in tokens]
+    if words[0] not in ("begin", "declare"):
+        what = _ends_transaction(words)
+        return Effect("commit", block.span, what) if what is not None else None
+    # An anonymous PL/SQL block: any COMMIT or ROLLBACK in it, or dynamic SQL that runs DDL
+    # (or that pellc cannot read, and so cannot clear).
+    for index, word in enumerate(words):
+        if word in ("commit", "rollback"):
+            what = _ends_transaction(words[index:])
+            if what is not None:
+                return Effect("commit", block.span, f"{what} in a PL/SQL block")
+        elif word == "execute" and (index == 0 or words[index - 1] != "."):
+            literal = _immediate_literal(tokens[index + 1 : index + 3])
+            if literal is None:
+                return Effect(
+                    "commit",
+                    block.span,
+                    "EXECUTE IMMEDIATE of SQL pellc cannot read (it may be DDL, which commits)",
+                )
+            what = _ends_transaction(literal.lower().split())
+            if what is not None:
+                return Effect("commit", block.span, f"EXECUTE IMMEDIATE of {what}")
+    return None
 
 
 def _walk_body(
@@ -245,7 +304,8 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             tuple(effects),
             fn.retry.recover if fn.retry is not None else None,
         )
-    return ModuleFacts(checked.module.path, fns), raised
+    imports = tuple(i.path for i in checked.module.imports)
+    return ModuleFacts(checked.module.path, fns, imports), raised
 
 
 # ---- the call graph ----------------------------------------------------------
@@ -267,36 +327,37 @@ class RetryGraph:
 
     def __init__(self, modules: Iterable[ModuleFacts]) -> None:
         self.modules = {m.name: m for m in modules}
-        # How a call names a module: `accounts::f` or `bank::accounts::f` for `bank.accounts`.
-        self.prefixes: dict[tuple[str, ...], str] = {}
-        for module in self.modules.values():
-            schema, package = naming.package_name(module.path)
-            for prefix in {
-                tuple(p.lower() for p in module.path),
-                (package,),
-                *([(schema, package)] if schema else []),
-            }:
-                self.prefixes.setdefault(prefix, module.name)
         self.calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {}
         for module in self.modules.values():
             for fn in module.fns.values():
-                self.calls[(module.name, fn.name)] = [
+                calls = [
                     (effect, callee)
                     for effect in fn.effects
                     if effect.kind == "call"
                     and (callee := self.resolve(module.name, effect.callee)) is not None
                 ]
+                if fn.recover in module.fns and fn.retry_span is not None:
+                    # Giving up calls `recover`: what it does, the retried fn does.
+                    recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
+                    calls.append((recover, (module.name, fn.recover)))
+                self.calls[(module.name, fn.name)] = calls
         self.commits = self._commits()
 
     def fn(self, key: FnKey) -> FnFacts:
         return self.modules[key[0]].fns[key[1]]
 
     def resolve(self, module: str, path: tuple[str, ...]) -> FnKey | None:
+        """The fn a call in `module` names: a fn of its own, or `m::f` for a module it imports
+        as `import ...::m;` (as the checker resolves it), or `a::b::f` for module `a.b`."""
         if len(path) == 1:
             return (module, path[0]) if path[0] in self.modules[module].fns else None
-        target = self.prefixes.get(tuple(p.lower() for p in path[:-1]))
-        if target is not None and path[-1] in self.modules[target].fns:
-            return target, path[-1]
+        prefix = path[:-1]
+        if len(prefix) == 1:
+            imported = [i for i in self.modules[module].imports if i[-1] == prefix[0]]
+            prefix = imported[0] if len(imported) == 1 else prefix
+        target = self.modules.get(".".join(prefix))
+        if target is not None and path[-1] in target.fns:
+            return target.name, path[-1]
         return None
 
     def _commits(self) -> dict[FnKey, Commit]:

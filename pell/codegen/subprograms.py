@@ -256,7 +256,8 @@ class FnLowerer(ExpressionLowerer):
                 f"NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND');"
             )
         if policy.observe:
-            declare += [f"{MODULE_VARIABLE} VARCHAR2(48);", f"{ACTION_VARIABLE} VARCHAR2(32);"]
+            # V$SESSION's MODULE and ACTION columns are 64 bytes: what READ_MODULE may return.
+            declare += [f"{MODULE_VARIABLE} VARCHAR2(64);", f"{ACTION_VARIABLE} VARCHAR2(64);"]
             self.emit(f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE});")
 
         self.emit("LOOP")
@@ -271,11 +272,13 @@ class FnLowerer(ExpressionLowerer):
         for name, param in out:
             # An attempt must not see what a failed one left in an OUT parameter.
             self.emit(self.reset(name, param.type))
+        # Exit hooks run last-added first: COMMIT is added first so that it is the attempt's
+        # last statement, with nothing after it that could fail and repeat committed work.
         hooks: list[tuple[tuple[str, ...], int]] = []
-        if restore_action:
-            hooks.append((tuple(restore_action), 0))
         if transaction:
             hooks.append((("COMMIT;",), 0))
+        if restore_action:
+            hooks.append((tuple(restore_action), 0))
         self.exit_hooks += hooks
         self.block(self.fn.decl.body)
         if self.analysis.falls_through:
@@ -290,7 +293,7 @@ class FnLowerer(ExpressionLowerer):
         if not policy.on:
             # SQLCODE is read first, before any statement of the handler runs.
             self.emit(
-                f"IF pell_is_panic(SQLCODE) THEN {' '.join([*restore_action, rollback, 'RAISE;'])} END IF;"
+                f"IF pell_is_panic(SQLCODE) THEN {' '.join([rollback, *restore_action, 'RAISE;'])} END IF;"
             )
         self.emit(f"{ATTEMPT_VARIABLE} := {ATTEMPT_VARIABLE} + 1;")
         self.emit(rollback)
@@ -332,7 +335,7 @@ class FnLowerer(ExpressionLowerer):
             self.depth = 3
             self.emit("WHEN OTHERS THEN")
             self.depth = 4
-            for line in [*restore_action, rollback, "RAISE;"]:
+            for line in [rollback, *restore_action, "RAISE;"]:
                 self.emit(line)
         self.depth = 2
         self.emit("END;")

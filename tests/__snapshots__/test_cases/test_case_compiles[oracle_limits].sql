@@ -28,8 +28,8 @@ CREATE OR REPLACE PACKAGE BODY limits AS
 
   PROCEDURE a_retried_fn_with_a_rather_long_name_for_an_action(p_id IN NUMBER) IS
     l_pell_attempt PLS_INTEGER := 0;
-    l_pell_module VARCHAR2(48);
-    l_pell_action VARCHAR2(32);
+    l_pell_module VARCHAR2(64);
+    l_pell_action VARCHAR2(64);
     e_pell_busy EXCEPTION;
     PRAGMA EXCEPTION_INIT(e_pell_busy, -54);
   BEGIN
@@ -51,8 +51,8 @@ CREATE OR REPLACE PACKAGE BODY limits AS
           DBMS_SESSION.SLEEP(0.01);
           DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB('retry ' || TO_CHAR(l_pell_attempt + 1) || '/3 a_retried_fn_with_a_rather_long_name_for_an_action', 1, 32));
         WHEN OTHERS THEN
-          DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action);
           ROLLBACK TO sp_limits_a_retried_fn_with_a_rather_long_name_for_an_action_5b34076d;
+          DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action);
           RAISE;
       END;
     END LOOP;

@@ -136,8 +136,8 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
     l_pell_result NUMBER;
     l_pell_attempt PLS_INTEGER := 0;
     l_pell_deadline TIMESTAMP WITH TIME ZONE;
-    l_pell_module VARCHAR2(48);
-    l_pell_action VARCHAR2(32);
+    l_pell_module VARCHAR2(64);
+    l_pell_action VARCHAR2(64);
     l_pell_sleep NUMBER;
   BEGIN
     l_pell_deadline := SYSTIMESTAMP + NUMTODSINTERVAL(1.5, 'SECOND');
@@ -151,7 +151,7 @@ CREATE OR REPLACE PACKAGE BODY bank.batch AS
         RETURN l_pell_result;
       EXCEPTION
         WHEN OTHERS THEN
-          IF pell_is_panic(SQLCODE) THEN DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action); ROLLBACK TO sp_batch_quote_9cda18d3; RAISE; END IF;
+          IF pell_is_panic(SQLCODE) THEN ROLLBACK TO sp_batch_quote_9cda18d3; DBMS_APPLICATION_INFO.SET_ACTION(l_pell_action); RAISE; END IF;
           l_pell_attempt := l_pell_attempt + 1;
           ROLLBACK TO sp_batch_quote_9cda18d3;
           l_pell_sleep := 0.2 * POWER(2, l_pell_attempt - 1);
