@@ -21,7 +21,7 @@ from pell.naming import TARGETS
 
 if TYPE_CHECKING:
     from pell.checker import CheckedModule
-    from pell.checker.retry_safety import ModuleFacts
+    from pell.checker.retry_facts import ModuleFacts
 
 __version__ = "0.1.0"
 

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pell import CompileResult, __version__, compile_source, decode_source
 from pell.ast import ErrorDecl, Module
-from pell.checker.retry_safety import ModuleFacts, project_findings
+from pell.checker.retry_facts import ModuleFacts
+from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
 from pell.runtime import error_category, number_errors, runtime_sql
 

@@ -11,7 +11,7 @@ from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
 if TYPE_CHECKING:
-    from pell.checker.retry_safety import ModuleFacts
+    from pell.checker.retry_facts import ModuleFacts
 
 
 @dataclass(frozen=True, slots=True)

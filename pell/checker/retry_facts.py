@@ -1,0 +1,401 @@
+"""What each fn does to its caller's transaction, and the call graph that joins fns across
+modules: the facts the retry-safety checks (`retry_safety`) read.
+
+The facts are gathered per fn (`FnFacts`: commits, `transaction { }` blocks, calls), plain data
+that a build keeps in its manifest between runs; `RetryGraph` joins the fns of one module, or of
+every module of a build, and finds which fns end the transaction, through any depth of calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlglot.tokenizer_core import Token, TokenType
+
+from pell import ast, sqltext
+from pell.checker.model import CheckedModule
+
+# Oracle-supplied procedures that commit the caller's transaction, as `package.procedure`
+# patterns, with the reason. Documented: DDL commits before and after it runs (SQL Language
+# Reference, SET TRANSACTION), and DBMS_DDL's ALTER_COMPILE and ANALYZE_OBJECT "commit the
+# current transaction, perform the operation, and then commit again" (Supplied PL/SQL Packages,
+# DBMS_DDL). Observed, not in Oracle's reference: DBMS_STATS gathering, DBMS_SCHEDULER object
+# changes and DBMS_MVIEW refreshes commit. DBMS_JOB.SUBMIT does not (Oracle's examples commit
+# after it). docs/retry.md prints this table.
+COMMITTING_CALLS: tuple[tuple[str, str], ...] = (
+    ("dbms_ddl.alter_compile", "documented to commit before and after"),
+    ("dbms_ddl.analyze_object", "documented to commit before and after"),
+    ("dbms_utility.exec_ddl_statement", "runs DDL, which commits"),
+    ("dbms_utility.compile_schema", "runs ALTER ... COMPILE (DDL), which commits"),
+    ("dbms_utility.analyze_schema", "runs ANALYZE (DDL), which commits"),
+    ("dbms_utility.analyze_database", "runs ANALYZE (DDL), which commits"),
+    ("dbms_stats.gather_*", "gathering statistics commits (observed)"),
+    ("dbms_stats.create_stat_table", "creates a table (DDL), which commits"),
+    ("dbms_stats.drop_stat_table", "drops a table (DDL), which commits"),
+    ("dbms_scheduler.create_*", "creates a scheduler object, which commits (observed)"),
+    ("dbms_scheduler.drop_*", "drops a scheduler object, which commits (observed)"),
+    ("dbms_mview.refresh*", "a materialized view refresh commits (observed)"),
+    ("dbms_redefinition.*", "online redefinition runs DDL, which commits"),
+    ("dbms_aqadm.create_*", "creates queue objects (DDL), which commits"),
+    ("dbms_aqadm.drop_*", "drops queue objects (DDL), which commits"),
+)
+
+# Statements that end the transaction (DDL commits implicitly), destroying the savepoint.
+ENDS_TRANSACTION = frozenset(
+    "commit rollback create alter drop truncate grant revoke rename comment analyze audit "
+    "noaudit flashback purge".split()
+)
+
+FnKey = tuple[str, str]  # (dotted module name, fn name)
+
+
+def committing_call(path: tuple[str, ...]) -> str | None:
+    """Why a call to the Oracle procedure `path` commits, or None if it is not known to."""
+    name = ".".join(part.lower() for part in path)
+    return next(
+        (why for pattern, why in COMMITTING_CALLS if fnmatch.fnmatchcase(name, pattern)), None
+    )
+
+
+# ---- facts -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What a fn body does that the checks care about."""
+
+    kind: str  # "commit": ends the transaction itself; "transaction": a block; "call"
+    span: ast.Span
+    what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
+    callee: tuple[str, ...] = ()  # a call's path, as written
+    in_transaction: ast.Span | None = None  # the innermost `transaction { }` around it
+
+    def to_json(self) -> list[object]:
+        inside = (
+            [self.in_transaction.start, self.in_transaction.end] if self.in_transaction else None
+        )
+        return [self.kind, self.span.start, self.span.end, self.what, list(self.callee), inside]
+
+    @staticmethod
+    def from_json(data: list[object]) -> Effect:
+        kind, start, end, what, callee, inside = data
+        assert isinstance(callee, list) and (inside is None or isinstance(inside, list))
+        return Effect(
+            str(kind),
+            ast.Span(int(str(start)), int(str(end))),
+            str(what),
+            tuple(str(c) for c in callee),
+            ast.Span(int(inside[0]), int(inside[1])) if inside else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class FnFacts:
+    name: str
+    name_span: ast.Span
+    retry_scope: str | None  # None: not retried
+    retry_span: ast.Span | None  # the @retry annotation
+    autonomous: bool
+    effects: tuple[Effect, ...]
+    recover: str | None = None  # the fn `recover = ...` names
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "span": [self.name_span.start, self.name_span.end],
+            "retry": self.retry_scope,
+            "retry_span": [self.retry_span.start, self.retry_span.end] if self.retry_span else None,
+            "autonomous": self.autonomous,
+            "effects": [e.to_json() for e in self.effects],
+            "recover": self.recover,
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> FnFacts:
+        span, retry_span, effects = data["span"], data["retry_span"], data["effects"]
+        assert isinstance(span, list) and isinstance(effects, list)
+        assert retry_span is None or isinstance(retry_span, list)
+        return FnFacts(
+            str(data["name"]),
+            ast.Span(span[0], span[1]),
+            None if data["retry"] is None else str(data["retry"]),
+            ast.Span(retry_span[0], retry_span[1]) if retry_span else None,
+            bool(data["autonomous"]),
+            tuple(Effect.from_json(e) for e in effects),
+            None if data.get("recover") is None else str(data["recover"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    """The retry facts of one module: what its fns commit and call."""
+
+    path: tuple[str, ...]
+    fns: dict[str, FnFacts]
+    imports: tuple[tuple[str, ...], ...] = ()  # the modules it imports, as paths
+
+    @property
+    def name(self) -> str:
+        return ".".join(self.path)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": list(self.path),
+            "fns": [f.to_json() for f in self.fns.values()],
+            "imports": [list(i) for i in self.imports],
+        }
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> ModuleFacts:
+        path, fns, imports = data["path"], data["fns"], data["imports"]
+        assert isinstance(path, list) and isinstance(fns, list) and isinstance(imports, list)
+        facts = [FnFacts.from_json(f) for f in fns]
+        return ModuleFacts(
+            tuple(str(p) for p in path),
+            {f.name: f for f in facts},
+            tuple(tuple(str(p) for p in i) for i in imports),
+        )
+
+
+def _ends_transaction(words: list[str]) -> str | None:
+    """What a SQL statement (as lowercased words) does that ends the transaction, or None.
+    ROLLBACK [WORK] TO SAVEPOINT keeps it, and so do ALTER SESSION and ALTER SYSTEM, which
+    Oracle does not commit for (SQL Language Reference, "Types of SQL Statements")."""
+    if not words or words[0] not in ENDS_TRANSACTION:
+        return None
+    first, rest = words[0], words[1:]
+    if rest[:1] == ["work"]:
+        rest = rest[1:]
+    if first == "rollback" and rest[:1] == ["to"]:
+        return None
+    if first == "alter" and rest[:1] in (["session"], ["system"]):
+        return None
+    return first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
+
+
+def _immediate_literal(following: tuple[Token, ...]) -> str | None:
+    """The SQL text of `EXECUTE IMMEDIATE '<text>'`, from the tokens after EXECUTE; None when
+    it is not a literal. (sqlglot's Oracle tokenizer reads `immediate '...'` as one string.)"""
+    if not following:
+        return None
+    first, text = following[0], following[0].text
+    if first.token_type == TokenType.STRING and text.lower().startswith("immediate"):
+        quoted = text.find("'") != -1 and text.rstrip().endswith("'")
+        return text[text.find("'") + 1 : text.rfind("'")] if quoted else None
+    if (
+        text.lower() == "immediate"
+        and following[1:2]
+        and following[1].token_type == TokenType.STRING
+    ):
+        return following[1].text
+    return None
+
+
+def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
+    words = [token.text.lower() for token in tokens]
+    if words[0] not in ("begin", "declare"):
+        what = _ends_transaction(words)
+        return Effect("commit", block.span, what) if what is not None else None
+    # An anonymous PL/SQL block: any COMMIT or ROLLBACK in it, or dynamic SQL that runs DDL
+    # (or that pellc cannot read, and so cannot clear).
+    for index, word in enumerate(words):
+        if word in ("commit", "rollback"):
+            what = _ends_transaction(words[index:])
+            if what is not None:
+                return Effect("commit", block.span, f"{what} in a PL/SQL block")
+        elif word == "execute" and (index == 0 or words[index - 1] != "."):
+            literal = _immediate_literal(tokens[index + 1 : index + 3])
+            if literal is None:
+                return Effect(
+                    "commit",
+                    block.span,
+                    "EXECUTE IMMEDIATE of SQL pellc cannot read (it may be DDL, which commits)",
+                )
+            what = _ends_transaction(literal.lower().split())
+            if what is not None:
+                return Effect("commit", block.span, f"EXECUTE IMMEDIATE of {what}")
+    return None
+
+
+def _walk_body(
+    body: ast.Block, not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]]
+) -> tuple[list[Effect], dict[str, ast.Span]]:
+    """One pass over a fn body: its commits, `transaction { }` blocks and calls in source order,
+    each with the innermost transaction block around it; and the Pell errors it raises itself
+    (`Err(E ...)`, or `.one()?` mapped to E), each where it is first raised."""
+    effects: list[Effect] = []
+    raised: dict[str, ast.Span] = {}
+    blocks: list[ast.Span] = []
+    for node in ast.walk(body):
+        if isinstance(node, ast.Transaction):
+            effects.append(Effect("transaction", node.span, "a `transaction { }` block"))
+            blocks.append(node.span)
+        elif isinstance(node, ast.SqlBlock):
+            tokens = tokens_of(node)
+            effect = _sql_effect(node, tokens) if tokens else None
+            if effect is not None:
+                effects.append(effect)
+        elif isinstance(node, ast.Call):
+            path = node.callee.path
+            why = committing_call(path) if len(path) > 1 else None
+            if why is not None:
+                effects.append(Effect("commit", node.span, f"`{node.callee.text}` ({why})"))
+            else:
+                effects.append(Effect("call", node.span, f"`{node.callee.text}`", path))
+        elif isinstance(node, ast.Wrap) and node.kind == "Err" and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.RecordLit):
+                raised.setdefault(value.type_name, node.span)
+            elif isinstance(value, ast.Name):
+                raised.setdefault(value.path[0], node.span)
+        elif isinstance(node, ast.Propagate) and id(node) in not_found:
+            raised.setdefault(not_found[id(node)][0], node.span)
+    if blocks:  # rare: find the innermost block around each effect (spans nest)
+        effects = [
+            dataclasses.replace(effect, in_transaction=_innermost(effect.span, blocks))
+            for effect in effects
+        ]
+    return effects, raised
+
+
+def _innermost(span: ast.Span, blocks: list[ast.Span]) -> ast.Span | None:
+    around = [b for b in blocks if b.start <= span.start and span.end <= b.end and b != span]
+    return min(around, key=lambda b: b.end - b.start) if around else None
+
+
+def tokens_of(block: ast.SqlBlock) -> tuple[Token, ...]:
+    try:
+        return sqltext.tokenize(block.text)
+    except sqltext.SqlTextError:
+        return ()
+
+
+def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[str, ast.Span]]]:
+    """The module's facts, and the Pell errors each fn raises itself (for `retry-own-error`)."""
+    fns = {}
+    raised = {}
+    for name, fn in checked.fns.items():
+        annotations = {a.name for a in fn.decl.annotations}
+        effects, raised[name] = _walk_body(fn.decl.body, checked.analyses[name].not_found)
+        fns[name] = FnFacts(
+            name,
+            fn.decl.name_span,
+            fn.retry.scope if fn.retry is not None else None,
+            fn.retry_annotation.span if fn.retry_annotation is not None else None,
+            "autonomous" in annotations,
+            tuple(effects),
+            fn.retry.recover if fn.retry is not None else None,
+        )
+    imports = tuple(i.path for i in checked.module.imports)
+    return ModuleFacts(checked.module.path, fns, imports), raised
+
+
+# ---- the call graph ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """How a fn ends the transaction: at `span` in its own body (a commit, or the call that
+    leads to one), and where the commit itself is."""
+
+    span: ast.Span
+    origin: FnKey
+    origin_span: ast.Span
+    what: str
+
+
+class RetryGraph:
+    """The fns of one or more modules, their calls resolved, and which of them commit."""
+
+    def __init__(self, modules: Iterable[ModuleFacts]) -> None:
+        self.modules = {m.name: m for m in modules}
+        self.calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {}
+        for module in self.modules.values():
+            for fn in module.fns.values():
+                calls = [
+                    (effect, callee)
+                    for effect in fn.effects
+                    if effect.kind == "call"
+                    and (callee := self.resolve(module.name, effect.callee)) is not None
+                ]
+                if fn.recover in module.fns and fn.retry_span is not None:
+                    # Giving up calls `recover`: what it does, the retried fn does.
+                    recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
+                    calls.append((recover, (module.name, fn.recover)))
+                self.calls[(module.name, fn.name)] = calls
+        self.commits = self._commits()
+
+    def fn(self, key: FnKey) -> FnFacts:
+        return self.modules[key[0]].fns[key[1]]
+
+    def resolve(self, module: str, path: tuple[str, ...]) -> FnKey | None:
+        """The fn a call in `module` names: a fn of its own, or `m::f` for a module it imports
+        as `import ...::m;` (as the checker resolves it), or `a::b::f` for module `a.b`."""
+        if len(path) == 1:
+            return (module, path[0]) if path[0] in self.modules[module].fns else None
+        prefix = path[:-1]
+        if len(prefix) == 1:
+            imported = [i for i in self.modules[module].imports if i[-1] == prefix[0]]
+            prefix = imported[0] if len(imported) == 1 else prefix
+        target = self.modules.get(".".join(prefix))
+        if target is not None and path[-1] in target.fns:
+            return target.name, path[-1]
+        return None
+
+    def _commits(self) -> dict[FnKey, Commit]:
+        """Every fn that ends its caller's transaction, directly or through calls. An
+        @autonomous fn commits its own transaction, never its caller's."""
+        found: dict[FnKey, Commit] = {}
+        callers: dict[FnKey, list[tuple[FnKey, Effect]]] = {}
+        for caller, calls in self.calls.items():
+            for effect, callee in calls:
+                callers.setdefault(callee, []).append((caller, effect))
+        for key in self.calls:
+            fn = self.fn(key)
+            if fn.autonomous:
+                continue
+            if fn.retry_scope == "transaction" and fn.retry_span is not None:
+                what = "a transaction-scoped @retry"
+                found[key] = Commit(fn.retry_span, key, fn.retry_span, what)
+                continue
+            direct = next((e for e in fn.effects if e.kind in ("commit", "transaction")), None)
+            if direct is not None:
+                found[key] = Commit(direct.span, key, direct.span, direct.what)
+        queue = list(found)
+        while queue:
+            callee = queue.pop()
+            for caller, effect in callers.get(callee, []):
+                if caller not in found and not self.fn(caller).autonomous:
+                    origin = found[callee]
+                    found[caller] = Commit(
+                        effect.span, origin.origin, origin.origin_span, origin.what
+                    )
+                    queue.append(caller)
+        return found
+
+    def cycle_through(self, start: FnKey) -> list[tuple[Effect, FnKey]] | None:
+        """A chain of calls from `start` back to itself, not through an @autonomous fn (whose
+        body is a transaction of its own); None if there is none."""
+        parents: dict[FnKey, tuple[FnKey, Effect]] = {}
+        frontier = [start]
+        while frontier:
+            following = []
+            for key in frontier:
+                if key != start and self.fn(key).autonomous:
+                    continue
+                for effect, callee in self.calls[key]:
+                    if callee == start:
+                        chain = [(effect, callee)]
+                        while key != start:
+                            parent, via = parents[key]
+                            chain.insert(0, (via, key))
+                            key = parent
+                        return chain
+                    if callee not in parents:
+                        parents[callee] = (key, effect)
+                        following.append(callee)
+            frontier = following
+        return None
