@@ -299,3 +299,19 @@ def test_check_of_several_files_follows_calls_between_them(
     capsys.readouterr()
     assert main(["check", str(src / "ledger.pell"), str(src / "payments.pell")]) == 1
     assert "[commit-in-retry]" in capsys.readouterr().err
+
+
+def test_repeated_effects_are_warned_through_other_modules(tmp_path: Path) -> None:
+    src = _bank(tmp_path, "    log_close(id);\n")
+    ledger = (src / "ledger.pell").read_text("utf-8")
+    ledger += (
+        "\n@autonomous\nfn log_close(id: number) {\n"
+        "    sql! { insert into close_log (id) values (:id) };\n}\n"
+    )
+    (src / "ledger.pell").write_text(ledger, "utf-8")
+    result = build_tree([src], tmp_path / "out")
+    assert not result.failed, result.rendered_diagnostics()
+    assert (
+        "warning: `bank.ledger::close_books` calls `bank.ledger::log_close`, which is @autonomous: "
+        "it commits on its own, so every attempt repeats what it writes  [side-effect-in-retry]"
+    ) in result.rendered_diagnostics()

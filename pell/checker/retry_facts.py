@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sqlglot.tokenizer_core import Token, TokenType
@@ -101,6 +101,7 @@ class FnFacts:
     autonomous: bool
     effects: tuple[Effect, ...]
     recover: str | None = None  # the fn `recover = ...` names
+    attempts: int = 0  # @retry's n; 0 when not retried
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -111,6 +112,7 @@ class FnFacts:
             "autonomous": self.autonomous,
             "effects": [e.to_json() for e in self.effects],
             "recover": self.recover,
+            "attempts": self.attempts,
         }
 
     @staticmethod
@@ -126,6 +128,7 @@ class FnFacts:
             bool(data["autonomous"]),
             tuple(Effect.from_json(e) for e in effects),
             None if data.get("recover") is None else str(data["recover"]),
+            int(str(data["attempts"])),
         )
 
 
@@ -288,6 +291,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             "autonomous" in annotations,
             tuple(effects),
             fn.retry.recover if fn.retry is not None else None,
+            fn.retry.attempts if fn.retry is not None else 0,
         )
     imports = tuple(i.path for i in checked.module.imports)
     return ModuleFacts(checked.module.path, fns, imports), raised
@@ -326,7 +330,26 @@ class RetryGraph:
                     recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
                     calls.append((recover, (module.name, fn.recover)))
                 self.calls[(module.name, fn.name)] = calls
+        self.callers: dict[FnKey, list[tuple[FnKey, Effect]]] = {}
+        for caller, calls in self.calls.items():
+            for effect, callee in calls:
+                self.callers.setdefault(callee, []).append((caller, effect))
         self.commits = self._commits()
+        # fn -> an @autonomous fn it is or calls; fn -> a savepoint-retried fn it is or calls
+        self.autonomous = self._reaching(lambda fn: fn.autonomous)
+        self.retried = self._reaching(lambda fn: fn.retry_scope == "savepoint")
+
+    def _reaching(self, is_target: Callable[[FnFacts], bool]) -> dict[FnKey, FnKey]:
+        """Every fn that is a target or calls one, through any depth: fn -> a target it reaches."""
+        found = {key: key for key in self.calls if is_target(self.fn(key))}
+        queue = list(found)
+        while queue:
+            callee = queue.pop()
+            for caller, _ in self.callers.get(callee, []):
+                if caller not in found:
+                    found[caller] = found[callee]
+                    queue.append(caller)
+        return found
 
     def fn(self, key: FnKey) -> FnFacts:
         return self.modules[key[0]].fns[key[1]]
@@ -349,10 +372,6 @@ class RetryGraph:
         """Every fn that ends its caller's transaction, directly or through calls. An
         @autonomous fn commits its own transaction, never its caller's."""
         found: dict[FnKey, Commit] = {}
-        callers: dict[FnKey, list[tuple[FnKey, Effect]]] = {}
-        for caller, calls in self.calls.items():
-            for effect, callee in calls:
-                callers.setdefault(callee, []).append((caller, effect))
         for key in self.calls:
             fn = self.fn(key)
             if fn.autonomous:
@@ -367,7 +386,7 @@ class RetryGraph:
         queue = list(found)
         while queue:
             callee = queue.pop()
-            for caller, effect in callers.get(callee, []):
+            for caller, effect in self.callers.get(callee, []):
                 if caller not in found and not self.fn(caller).autonomous:
                     origin = found[callee]
                     found[caller] = Commit(

@@ -8,10 +8,14 @@ calls into other modules when a build joins their facts (`project_findings`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pell import ast
 from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.retry_facts import (
     Commit,
+    Effect,
+    FnFacts,
     FnKey,
     ModuleFacts,
     RetryGraph,
@@ -112,6 +116,10 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                         )
                     )
             recover = (module, fn.recover) if fn.recover in facts.fns else None
+            for effect, callee in graph.calls[key]:
+                if effect.in_transaction is not None or effect.span == fn.retry_span:
+                    continue  # the block is reported; a recover call is not made per attempt
+                diagnostics += _repeated_by_attempts(graph, key, fn, effect, callee, name_of)
             if not transaction and recover is not None and recover in graph.commits:
                 # recover runs in the caller's transaction, after the rollback to the savepoint
                 commit = graph.commits[recover]
@@ -180,6 +188,50 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
     return diagnostics
 
 
+def _repeated_by_attempts(
+    graph: RetryGraph,
+    key: FnKey,
+    fn: FnFacts,
+    effect: Effect,
+    callee: FnKey,
+    name_of: Callable[[FnKey], str],
+) -> list[Diagnostic]:
+    """Warnings for a call in retried `fn` whose effects every attempt repeats: an @autonomous
+    fn's own commits, and another retry loop, at any depth of calls."""
+    assert fn.retry_span is not None
+    at_retry = (Note(f"`{fn.name}` is retried here", fn.retry_span),)
+    found = []
+    autonomous = graph.autonomous.get(callee)
+    if autonomous is not None:
+        via = "is" if autonomous == callee else f"calls {name_of(autonomous)}, which is"
+        found.append(
+            Diagnostic.of(
+                "side-effect-in-retry",
+                f"{name_of(callee)} {via} @autonomous: it commits on its own, so every attempt "
+                "repeats what it writes",
+                effect.span,
+                ("call it once after the retried fn returns",),
+                at_retry,
+            )
+        )
+    inner = graph.retried.get(callee)
+    if inner is not None and inner != key:  # reaching itself is retry-recursion
+        attempts = graph.fn(inner).attempts
+        via = "" if inner == callee else f", which reaches {name_of(inner)}"
+        found.append(
+            Diagnostic.of(
+                "nested-retry",
+                f"`{fn.name}` (@retry n={fn.attempts}) calls {name_of(callee)}{via} "
+                f"(@retry n={attempts}): up to {fn.attempts * attempts} attempts of "
+                f"{name_of(inner)} in one call",
+                effect.span,
+                ("retry at one level only, usually the outer one",),
+                at_retry,
+            )
+        )
+    return found
+
+
 def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]:
     """Calls and values a rollback cannot undo, and retries inside retries, in a retried body."""
     assert fn.retry is not None and fn.retry_annotation is not None
@@ -220,30 +272,6 @@ def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]
                     node.span,
                     "record the intent in an outbox table and act on it after commit",
                 )
-            elif len(path) == 1 and (callee := checked.fns.get(path[0])) is not None:
-                name = callee.decl.name
-                if any(a.name == "autonomous" for a in callee.decl.annotations):
-                    warn(
-                        "side-effect-in-retry",
-                        f"`{name}` is @autonomous: it commits on its own, so every attempt "
-                        "repeats what it writes",
-                        node.span,
-                        "call it once after the retried fn returns",
-                    )
-                if (
-                    callee.retry is not None
-                    and callee.retry.scope == "savepoint"
-                    and callee is not fn
-                ):
-                    worst = fn.retry.attempts * callee.retry.attempts
-                    warn(
-                        "nested-retry",
-                        f"`{fn.decl.name}` (@retry n={fn.retry.attempts}) calls `{name}` "
-                        f"(@retry n={callee.retry.attempts}): up to {worst} attempts of "
-                        f"`{name}` in one call",
-                        node.span,
-                        "retry at one level only, usually the outer one",
-                    )
     return found
 
 
