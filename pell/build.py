@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,23 +25,62 @@ MANIFEST = ".pellc-manifest.json"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 RUNTIME_FILE = "pell_runtime.sql"
+# write_atomically's temporary file for NAME: `.NAME.<8 of mkstemp's [a-z0-9_]>.tmp`, beside it.
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
+
+
+class InputError(Exception):
+    """What the user must fix around the sources rather than in them: a file pellc cannot
+    read or write, or inputs holding no `.pell` file. `pellc` says `pellc: error: ...`, exit 2."""
+
+
+class FileError(InputError):
+    """A file system operation that failed: `cannot read PATH: REASON` (or write, remove)."""
+
+    def __init__(self, action: str, path: Path | str, error: OSError) -> None:
+        self.path = path
+        self.reason = error.strerror or str(error)
+        super().__init__(f"cannot {action} {path}: {self.reason}")
 
 
 def sha256(data: str) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
+def read_source(path: Path) -> bytes:
+    """The bytes of a `.pell` file; FileError when it cannot be read (missing, a directory,
+    a dangling or looping symlink, no permission)."""
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise FileError("read", path, error) from error
+
+
+def _make_directory(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError as error:  # a file where the directory should be
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) from error
+
+
 def write_atomically(path: Path, text: str) -> None:
-    """Write to a temporary file beside `path`, then rename: readers never see half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write to a temporary file beside `path`, then rename: readers never see half a file.
+    FileError when it cannot be written; the temporary file is removed then."""
+    try:
+        _make_directory(path.parent)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as error:
+        raise FileError("write", path, error) from error
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
             handle.write(text)
         os.chmod(temporary, 0o666 & ~_UMASK)  # mkstemp makes 0600; outputs are ordinary files
         os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise FileError("write", path, error) from error
         raise
 
 
@@ -50,16 +92,25 @@ class SourceUnit:
     output: Path  # e.g. billing/payments.sql
 
 
-def find_sources(inputs: list[Path]) -> list[SourceUnit]:
-    """Every `.pell` under each input directory (mirroring relative paths), or the input files."""
+def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]:
+    """Every `.pell` under each input directory (mirroring relative paths), or the input files
+    themselves; and the directories that could not be listed. An entry that is not a readable
+    file (a directory named `x.pell`, a dangling symlink) is a unit too: reading it fails."""
     units: list[SourceUnit] = []
+    errors: list[FileError] = []
+
+    def unlisted(error: OSError) -> None:
+        errors.append(FileError("read", error.filename, error))
+
     for entry in inputs:
-        if entry.is_dir():
-            for path in sorted(entry.rglob("*.pell")):
-                units.append(SourceUnit(path, path.relative_to(entry).with_suffix(".sql")))
-        else:
+        if not entry.is_dir():
             units.append(SourceUnit(entry, Path(entry.name).with_suffix(".sql")))
-    return units
+            continue
+        found: list[Path] = []
+        for directory, subdirectories, files in os.walk(entry, onerror=unlisted):
+            found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
+        units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
+    return units, errors
 
 
 @dataclass(slots=True)
@@ -76,6 +127,11 @@ class BuildResult:
     outcomes: list[ModuleOutcome] = field(default_factory=list)
     runtime: str | None = None  # the runtime's status, as for modules; None: no errors declared
     runtime_problem: str | None = None  # why the runtime could not be written
+    # Outputs of modules that no longer exist (with their source maps) and temporary files of
+    # interrupted writes, relative to the output directory: removed by a build, stale to --check.
+    leftovers: list[Path] = field(default_factory=list)
+    # Files that could not be read, written or removed; the rest of the build went on.
+    file_errors: list[FileError] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -97,6 +153,8 @@ class BuildResult:
     def summary(self) -> str:
         parts = [f"built {self.count('built')}", f"unchanged {self.count('unchanged')}"]
         parts.append(f"failed {self.count('failed')}")
+        if self.leftovers:
+            parts.append(f"removed {len(self.leftovers)}")
         if self.runtime is not None:
             parts.append(f"runtime {self.runtime}")
         return ", ".join(parts)
@@ -140,6 +198,24 @@ def _file_hash(path: Path) -> str | None:
         return None
 
 
+def _freshness(path: Path, text: str) -> str:
+    """`fresh` when `path` holds `text`, else `stale`, or `missing`."""
+    current = _file_hash(path)
+    return "missing" if current is None else "fresh" if current == sha256(text) else "stale"
+
+
+def _source_ref(source: Path, out_dir: Path) -> str:
+    """Where a module's source is, seen from the output directory (as the manifest keeps it)."""
+    try:
+        return Path(os.path.relpath(source.absolute(), out_dir.absolute())).as_posix()
+    except ValueError:  # another drive
+        return source.absolute().as_posix()
+
+
+def _is_output(name: str) -> bool:
+    return name == MANIFEST or name.endswith((".sql", ".sql.map.json"))
+
+
 def build_tree(
     inputs: list[Path],
     out_dir: Path,
@@ -151,17 +227,29 @@ def build_tree(
     """Compile every module under `inputs` into `out_dir`.
 
     Unchanged modules (same source, compiler version and target, output intact) are not
-    rewritten. A module with errors keeps its previous output and does not stop the others.
-    With `check_only`, nothing is written: each output is reported `fresh`, `stale` or `missing`
-    (or `failed`), by compiling and comparing bytes.
+    rewritten. A module with errors keeps its previous output and does not stop the others;
+    nor does a file that cannot be read or written (it is in `file_errors`). Outputs an earlier
+    build wrote for modules that no longer exist, and temporary files of interrupted writes,
+    are removed (`leftovers`). With `check_only`, nothing is written or removed: each output
+    is reported `fresh`, `stale` or `missing` (or `failed`), by compiling and comparing bytes,
+    and `leftovers` lists what a build would remove. InputError when the inputs hold no
+    `.pell` file or the output directory cannot be made.
     """
-    units = find_sources(inputs)
+    units, unlisted = find_sources(inputs)
+    if not units and not unlisted:
+        raise InputError(f"no .pell file found in {', '.join(str(p) for p in inputs)}")
+    if not check_only:
+        try:
+            _make_directory(out_dir)
+        except OSError as error:
+            raise FileError("write", out_dir, error) from error
     manifest = _load_manifest(out_dir)
     same_compiler = manifest.get("version") == __version__ and manifest.get("target") == target
-    old_entries = manifest.get("modules", {}) if same_compiler else {}
-    assert isinstance(old_entries, dict)
+    modules = manifest.get("modules")
+    recorded: dict[str, object] = modules if isinstance(modules, dict) else {}
+    old_entries = recorded if same_compiler else {}
     entries: dict[str, dict[str, object]] = {}
-    result = BuildResult()
+    result = BuildResult(file_errors=list(unlisted))
     modules_for_runtime: list[tuple[str, list[list[str]]]] = []
 
     # Outputs are written only once every module is compiled: the retry checks that follow
@@ -173,37 +261,40 @@ def build_tree(
             progress(index, len(units), unit)
         key = unit.output.as_posix()
         output = out_dir / unit.output
-        data = unit.path.read_bytes()
-        text, undecodable = decode_source(data, unit.path.name)
-        if text is None:
-            assert undecodable is not None
-            result.outcomes.append(
-                ModuleOutcome(unit, "failed", undecodable.source, undecodable.diagnostics)
-            )
-            continue
-        source_hash = sha256(text)
+        ref = _source_ref(unit.path, out_dir)
         old = old_entries.get(key)
-        if (
-            not check_only
-            and isinstance(old, dict)
-            and old.get("source") == source_hash
-            and (cached_facts := _cached_facts(old)) is not None
-            and old.get("output") == _file_hash(output)
-            and (not source_maps or (out_dir / f"{key}.map.json").exists())
-        ):
-            entries[key] = old
-            modules_for_runtime.append(_runtime_entry(old))
-            outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
-            result.outcomes.append(outcome)
-            facts.append((outcome, cached_facts))
-            continue
-        compiled = compile_source(text, unit.path.name, target)
-        outcome = ModuleOutcome(unit, "failed", compiled.source, compiled.diagnostics)
+        compiled: CompileResult | None = None  # for an undecodable file, its diagnostic
+        source_hash = ""
+        try:
+            text, compiled = decode_source(read_source(unit.path), unit.path.name)
+        except FileError as error:
+            result.file_errors.append(error)
+            text = None
+        if text is not None:
+            source_hash = sha256(text)
+            if (
+                not check_only
+                and isinstance(old, dict)
+                and old.get("source") == source_hash
+                and (cached_facts := _cached_facts(old)) is not None
+                and old.get("output") == _file_hash(output)
+                and (not source_maps or (out_dir / f"{key}.map.json").exists())
+            ):
+                entries[key] = {**old, "path": ref}
+                modules_for_runtime.append(_runtime_entry(old))
+                outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
+                result.outcomes.append(outcome)
+                facts.append((outcome, cached_facts))
+                continue
+            compiled = compile_source(text, unit.path.name, target)
+        outcome = ModuleOutcome(unit, "failed")
+        if compiled is not None:
+            outcome.source, outcome.diagnostics = compiled.source, compiled.diagnostics
         result.outcomes.append(outcome)
-        module = compiled.module
-        if compiled.sql is None or module is None:
+        module = compiled.module if compiled is not None else None
+        if compiled is None or compiled.sql is None or module is None:
             if isinstance(old, dict):  # keep what the last good build knew
-                entries[key] = old
+                entries[key] = {**old, "path": ref}
                 modules_for_runtime.append(_runtime_entry(old))
             continue
         errors = _errors_of(module)
@@ -213,13 +304,14 @@ def build_tree(
             "output": sha256(compiled.sql),
             "module": module.dotted_name,
             "errors": errors,
+            "path": ref,
         }
         if compiled.retry_facts is not None:
             entry["retry_facts"] = compiled.retry_facts.to_json()
             facts.append((outcome, compiled.retry_facts))
         pending.append((outcome, compiled, entry))
         if isinstance(old, dict):
-            entries[key] = old  # until this module's new output is written
+            entries[key] = {**old, "path": ref}  # until this module's new output is written
         outcome.status = "compiled"
 
     across = project_findings([module_facts for _, module_facts in facts])
@@ -232,49 +324,123 @@ def build_tree(
             outcome.status = "failed"
 
     for outcome, compiled, entry in pending:
-        if outcome.status == "failed":
-            # Its previous output stays, and with it the errors the runtime declares for it.
-            modules_for_runtime.remove((str(entry["module"]), entry["errors"]))  # type: ignore[arg-type]
-            previous = entries.get(outcome.unit.output.as_posix())
-            if previous is not None:
-                modules_for_runtime.append(_runtime_entry(previous))
-            continue
         assert compiled.sql is not None
         key = outcome.unit.output.as_posix()
         output = out_dir / outcome.unit.output
-        if check_only:
-            current = _file_hash(output)
-            outcome.status = (
-                "missing"
-                if current is None
-                else "fresh"
-                if current == sha256(compiled.sql)
-                else "stale"
-            )
+        if outcome.status != "failed" and check_only:
+            outcome.status = _freshness(output, compiled.sql)
             continue
-        write_atomically(output, compiled.sql)
-        if source_maps and compiled.source_map is not None:
-            write_atomically(
-                out_dir / f"{key}.map.json", json.dumps(compiled.source_map, indent=1) + "\n"
-            )
-        outcome.status = "built"
+        if outcome.status != "failed":
+            try:
+                write_atomically(output, compiled.sql)
+                if source_maps and compiled.source_map is not None:
+                    source_map = json.dumps(compiled.source_map, indent=1) + "\n"
+                    write_atomically(out_dir / f"{key}.map.json", source_map)
+            except FileError as error:
+                result.file_errors.append(error)
+                outcome.status = "failed"
+            else:
+                outcome.status = "built"
+                entries[key] = entry
+                continue
+        # Its previous output stays, and with it the errors the runtime declares for it.
+        modules_for_runtime.remove((str(entry["module"]), entry["errors"]))  # type: ignore[arg-type]
+        previous = entries.get(key)
+        if previous is not None:
+            modules_for_runtime.append(_runtime_entry(previous))
+
+    # The output directory holds every module the manifest records, built now or before.
+    orphans, carried = _recorded_elsewhere(out_dir, units, recorded, complete=not unlisted)
+    for key, entry in carried.items():
         entries[key] = entry
+        modules_for_runtime.append(_runtime_entry(entry))
+    stale = [out_dir / name for key in orphans for name in (key, f"{key}.map.json")]
+    runtime_path = out_dir / RUNTIME_FILE
+    if manifest.get("runtime_errors") and not any(errors for _, errors in modules_for_runtime):
+        stale.append(runtime_path)  # written for errors that no module declares any more
+    stale += [
+        path
+        for path in sorted(out_dir.rglob(".*.tmp"))
+        if (match := _TEMPORARY.fullmatch(path.name)) and _is_output(match["name"])
+    ]
+    for path in stale:
+        if not _remove(path, out_dir, check_only, result):
+            key = path.relative_to(out_dir).as_posix().removesuffix(".map.json")
+            if key in orphans:
+                entries[key] = orphans[key]  # to try again next time
 
     try:
         result.runtime = _runtime(out_dir, modules_for_runtime, manifest, check_only, same_compiler)
     except RuntimeOverflow as overflow:
         result.runtime, result.runtime_problem = "failed", str(overflow)
+    except FileError as error:
+        result.runtime = "failed"
+        result.file_errors.append(error)
     if not check_only:
         new_manifest = {
             "version": __version__,
             "target": target,
             "modules": dict(sorted(entries.items())),
-            "runtime_errors": manifest.get("runtime_errors")
-            if result.runtime is None
-            else sha256(json.dumps(sorted(modules_for_runtime))),
+            "runtime_errors": sha256(json.dumps(sorted(modules_for_runtime)))
+            if result.runtime is not None
+            else manifest.get("runtime_errors")
+            if runtime_path.exists()
+            else None,
         }
-        write_atomically(out_dir / MANIFEST, json.dumps(new_manifest, indent=1) + "\n")
+        try:
+            write_atomically(out_dir / MANIFEST, json.dumps(new_manifest, indent=1) + "\n")
+        except FileError as error:
+            result.file_errors.append(error)
     return result
+
+
+def _recorded_elsewhere(
+    out_dir: Path, units: list[SourceUnit], recorded: dict[str, object], complete: bool
+) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]]]:
+    """The manifest's modules that are not among `units`: those whose source is gone (deleted,
+    renamed, or now mapped to another output), and those outside this build's inputs whose
+    source still exists. When the sources could not all be listed (`complete` false), none
+    counts as gone."""
+    current_keys = {unit.output.as_posix() for unit in units}
+    current_refs = {_source_ref(unit.path, out_dir) for unit in units}
+    base = os.path.abspath(out_dir)
+    orphans: dict[str, dict[str, object]] = {}
+    carried: dict[str, dict[str, object]] = {}
+    for key, entry in sorted(recorded.items()):
+        relative = Path(key)
+        if key in current_keys or not isinstance(entry, dict):
+            continue
+        if relative.is_absolute() or ".." in relative.parts or relative.suffix != ".sql":
+            continue  # not an output a build writes: leave it alone
+        ref = entry.get("path")
+        gone = isinstance(ref, str) and (
+            ref in current_refs or not os.path.exists(os.path.normpath(os.path.join(base, ref)))
+        )
+        # a manifest entry without a path was written before paths were recorded: kept
+        (orphans if gone and complete else carried)[key] = entry
+    return orphans, carried
+
+
+def _remove(path: Path, out_dir: Path, check_only: bool, result: BuildResult) -> bool:
+    """Remove a left-over file (and the directories it leaves empty) and list it in
+    `result.leftovers`; checking, only list it. False when it could not be removed."""
+    if not (path.is_file() or path.is_symlink()):
+        return True
+    if not check_only:
+        try:
+            path.unlink()
+        except OSError as error:
+            result.file_errors.append(FileError("remove", path, error))
+            return False
+        for parent in path.parents:
+            if parent == out_dir or not parent.is_relative_to(out_dir):
+                break
+            try:
+                parent.rmdir()
+            except OSError:  # not empty
+                break
+    result.leftovers.append(path.relative_to(out_dir))
+    return True
 
 
 class RuntimeOverflow(Exception):
@@ -304,10 +470,13 @@ def _runtime(
             )
         )
     sql = runtime_sql(numbered, __version__)
-    current = _file_hash(path)
     if check_only:
-        return "missing" if current is None else "fresh" if current == sha256(sql) else "stale"
-    if same_compiler and manifest.get("runtime_errors") == fingerprint and current == sha256(sql):
+        return _freshness(path, sql)
+    if (
+        same_compiler
+        and manifest.get("runtime_errors") == fingerprint
+        and _file_hash(path) == sha256(sql)
+    ):
         return "unchanged"
     write_atomically(path, sql)
     return "built"

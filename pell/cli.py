@@ -4,17 +4,65 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pell.build import BuildResult
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose pipe was closed
 ISSUES_URL = "https://github.com/pellc/pellc/issues"
+EXIT_CODES = """\
+exit codes:
+  0    success (warnings allowed)
+  1    compile errors; with build --check, an output missing or stale
+  2    usage and file errors, each said as `pellc: error: ...`: bad arguments, inputs
+       with no .pell file, a file that cannot be read or written (a directory build
+       still builds the rest)
+  3    internal compiler error: a bug in pellc, please report it
+  141  standard output was closed early (`pellc build x.pell | head`): pellc stops quietly
+"""
 
 
 class UsageError(Exception):
-    """Bad arguments or an unreadable input: exit code 2."""
+    """Bad arguments, or a standard output that cannot be written: exit code 2. (Files that
+    cannot be read or written are pell.build.FileError, said and counted the same way.)"""
+
+
+class StdoutClosed(Exception):
+    """The reader of standard output went away (`| head`): stop quietly."""
+
+
+def _stdout(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+    except BrokenPipeError as error:
+        raise StdoutClosed from error
+    except OSError as error:
+        raise UsageError(f"cannot write standard output: {error.strerror or error}") from error
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError as error:
+        raise StdoutClosed from error
+    except OSError as error:
+        raise UsageError(f"cannot write standard output: {error.strerror or error}") from error
+
+
+def _report(error: Exception) -> None:
+    sys.stderr.write(f"pellc: error: {error}\n")
+
+
+def _exit_code(file_errors: bool, failed: bool) -> int:
+    return EXIT_USAGE if file_errors else EXIT_ERRORS if failed else EXIT_OK
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,7 +80,10 @@ def _parser() -> argparse.ArgumentParser:
         "--pretty", action="store_true", help="show the source line and hints under each diagnostic"
     )
     parser = argparse.ArgumentParser(
-        prog="pellc", description="Compile Pell modules to Oracle PL/SQL packages."
+        prog="pellc",
+        description="Compile Pell modules to Oracle PL/SQL packages.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"pellc {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -46,7 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 listing every output that is missing or stale",
+        help="write nothing; exit 1 listing every output that is missing or stale, and the "
+        "outputs of deleted modules and temporary files a build would remove",
     )
     build.add_argument(
         "--map", action="store_true", help="also write NAME.sql.map.json (SQL line -> Pell line)"
@@ -104,39 +156,22 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _read_source(path: Path, pretty: bool) -> str | None:
-    """The file's text; None, after printing an `encoding` diagnostic, when it is not UTF-8."""
+    """The file's text; None, after printing an `encoding` diagnostic, when it is not UTF-8.
+    FileError (exit 2) when it cannot be read."""
     from pell import decode_source
+    from pell.build import read_source
     from pell.diagnostics import render_all
 
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-    text, failure = decode_source(data, str(path))
+    text, failure = decode_source(read_source(path), str(path))
     if failure is not None:
         sys.stderr.write(render_all(failure.diagnostics, failure.source, pretty))
     return text
 
 
-def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
-    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
-    from pell import compile_source
-    from pell.diagnostics import SourceFile, render_all
-
-    text = _read_source(path, pretty)
-    if text is None:
-        return None
-    try:
-        result = compile_source(text, path.name, target)
-    except Exception as error:
-        raise InternalError(path, error) from error
-    shown = SourceFile(str(path), text)
-    sys.stderr.write(render_all(result.diagnostics, shown, pretty))
-    return result.sql
-
-
 class InternalError(Exception):
-    def __init__(self, path: Path, error: Exception) -> None:
+    """A compiler bug (exit 3), with the file being compiled when it happened, if known."""
+
+    def __init__(self, path: Path | None, error: Exception) -> None:
         super().__init__(str(error))
         self.path = path
         self.error = error
@@ -152,46 +187,77 @@ class InternalError(Exception):
             ),
             "unknown",
         )
+        subject = "pellc" if self.path is None else str(self.path)
         return (
-            f"{self.path}: internal compiler error: {type(self.error).__name__} at {where}: "
+            f"{subject}: internal compiler error: {type(self.error).__name__} at {where}: "
             f"{self.error}\nThis is a bug in pellc; please report it with the file at {ISSUES_URL}"
         )
 
 
+@contextmanager
+def _compiling(path: Path) -> Iterator[None]:
+    """An exception inside is a bug met while compiling `path` (exit 3), except what the user
+    must fix (InputError, UsageError) and a closed standard output."""
+    from pell.build import InputError
+
+    try:
+        yield
+    except (InputError, UsageError, StdoutClosed):
+        raise
+    except Exception as error:
+        raise InternalError(path, error) from error
+
+
+def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
+    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
+    from pell import compile_source
+    from pell.diagnostics import SourceFile, render_all
+
+    text = _read_source(path, pretty)
+    if text is None:
+        return None
+    with _compiling(path):
+        result = compile_source(text, path.name, target)
+    shown = SourceFile(str(path), text)
+    sys.stderr.write(render_all(result.diagnostics, shown, pretty))
+    return result.sql
+
+
 def _build(args: argparse.Namespace) -> int:
-    from pell.build import write_atomically
+    from pell.build import FileError, write_atomically
 
     files: list[Path] = args.files
     if len(files) > 1 and args.output is not None:
         raise UsageError("-o names one output file; use -d OUTDIR for several inputs")
-    tree = args.check or args.map or any(path.is_dir() for path in files)
-    if tree or args.out_dir is not None:
+    if args.check or args.map or args.out_dir is not None or any(p.is_dir() for p in files):
         if args.out_dir is None:
             raise UsageError("directory builds, --check and --map need -d OUTDIR")
-        for path in files:
-            if not path.exists():
-                raise UsageError(f"cannot read {path}: No such file or directory")
         return _build_tree(args)
-    failed = False
+    failed = unreadable = False
     for path in files:
-        sql = _compile_file(path, args.target, args.pretty)
+        try:
+            sql = _compile_file(path, args.target, args.pretty)
+        except FileError as error:
+            _report(error)
+            unreadable = True
+            continue
         if sql is None:
             failed = True
-            continue
-        if args.output is not None:
+        elif args.output is not None:
             write_atomically(args.output, sql)
-        elif args.out_dir is not None:
-            write_atomically(args.out_dir / (path.stem + ".sql"), sql)
         else:
-            sys.stdout.write(sql)
-    return EXIT_ERRORS if failed else EXIT_OK
+            _stdout(sql)
+    return _exit_code(unreadable, failed)
 
 
-def _build_tree(args: argparse.Namespace) -> int:
-    from pell.build import SourceUnit, build_tree
+def _run_build(
+    args: argparse.Namespace, out_dir: Path, check_only: bool, source_maps: bool
+) -> BuildResult:
+    """build_tree with a progress line on a terminal; prints every diagnostic and file error."""
+    from pell.build import InputError, SourceUnit, build_tree
 
     terminal = sys.stderr.isatty()
-    current: list[Path] = [Path(".")]
+    current: list[Path | None] = [None]
 
     def progress(index: int, total: int, unit: SourceUnit) -> None:
         current[0] = unit.path
@@ -200,51 +266,65 @@ def _build_tree(args: argparse.Namespace) -> int:
             sys.stderr.flush()
 
     try:
-        result = build_tree(args.files, args.out_dir, args.target, args.check, args.map, progress)
+        result = build_tree(args.files, out_dir, args.target, check_only, source_maps, progress)
+    except InputError:
+        raise
     except Exception as error:
         raise InternalError(current[0], error) from error
     if terminal and len(result.outcomes) > 20:
         sys.stderr.write("\r\x1b[K")
     sys.stderr.write(result.rendered_diagnostics(args.pretty))
+    for problem in result.file_errors:
+        _report(problem)
+    return result
+
+
+def _build_tree(args: argparse.Namespace) -> int:
+    out_dir: Path = args.out_dir
+    result = _run_build(args, out_dir, args.check, args.map)
     if args.check:
         problems = [
-            (o.status, args.out_dir / o.unit.output)
+            (o.status, out_dir / o.unit.output)
             for o in result.outcomes
             if o.status in ("missing", "stale")
         ]
         if result.runtime in ("missing", "stale"):
-            problems.append((result.runtime, args.out_dir / "pell_runtime.sql"))
+            problems.append((str(result.runtime), out_dir / "pell_runtime.sql"))
+        problems += [("stale", out_dir / path) for path in result.leftovers]
         for status, path in problems:
             sys.stderr.write(f"{path}: {status}\n")
-        fresh = len(result.outcomes) - len(problems) - result.count("failed")
         sys.stderr.write(
-            f"checked {len(result.outcomes)}: fresh {fresh}, stale or missing {len(problems)}, "
-            f"failed {result.count('failed')}\n"
+            f"checked {len(result.outcomes)}: fresh {result.count('fresh')}, "
+            f"stale or missing {len(problems)}, failed {result.count('failed')}\n"
         )
-        return EXIT_ERRORS if problems or result.failed else EXIT_OK
+        return _exit_code(bool(result.file_errors), bool(problems) or result.failed)
     if result.runtime_problem is not None:
-        path = args.out_dir / "pell_runtime.sql"
+        path = out_dir / "pell_runtime.sql"
         sys.stderr.write(f"{path}: error: {result.runtime_problem}  [too-many-errors]\n")
     sys.stderr.write(result.summary() + "\n")
-    return EXIT_ERRORS if result.failed or result.runtime == "failed" else EXIT_OK
+    return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
 
 
 def _check(args: argparse.Namespace) -> int:
     from pell import CompileResult, compile_source
+    from pell.build import FileError
     from pell.checker.retry_safety import project_findings
     from pell.diagnostics import SourceFile, has_errors, render_all
 
-    failed = False
+    failed = unreadable = False
     compiled: list[tuple[Path, str, CompileResult]] = []
     for path in args.files:
-        text = _read_source(path, args.pretty)
+        try:
+            text = _read_source(path, args.pretty)
+        except FileError as error:
+            _report(error)
+            unreadable = True
+            continue
         if text is None:
             failed = True
             continue
-        try:
+        with _compiling(path):
             compiled.append((path, text, compile_source(text, path.name, args.target)))
-        except Exception as error:
-            raise InternalError(path, error) from error
     # The files checked together are one build: the retry checks follow calls between them.
     facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
     across = project_findings(facts) if len(facts) > 1 else {}
@@ -254,30 +334,40 @@ def _check(args: argparse.Namespace) -> int:
             diagnostics += across.get(result.retry_facts.name, [])
         sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
         failed = failed or has_errors(diagnostics)
-    return EXIT_ERRORS if failed else EXIT_OK
+    return _exit_code(unreadable, failed)
 
 
 def _runtime(args: argparse.Namespace) -> int:
     from pell import __version__, parse
     from pell.ast import Module
+    from pell.build import FileError, find_sources, write_atomically
     from pell.diagnostics import Diagnostic, SourceFile, has_errors, render_all
     from pell.runtime import number_errors, runtime_sql
 
-    files: list[Path] = []
     for directory in args.dirs:
         if not directory.is_dir():
-            raise UsageError(f"{directory} is not a directory")
-        files += sorted(directory.rglob("*.pell"))
+            reason = "Not a directory" if directory.exists() else "No such file or directory"
+            raise UsageError(f"cannot read {directory}: {reason}")
+    units, file_errors = find_sources(args.dirs)
+    for problem in file_errors:
+        _report(problem)
     modules: list[Module] = []
     sources: dict[str, tuple[SourceFile, Module]] = {}
     failed = False
-    for path in files:
-        text = _read_source(path, args.pretty)
+    unreadable = bool(file_errors)
+    for path in (unit.path for unit in units):
+        try:
+            text = _read_source(path, args.pretty)
+        except FileError as error:
+            _report(error)
+            unreadable = True
+            continue
         if text is None:
             failed = True
             continue
         source = SourceFile(str(path), text)
-        module, diagnostics = parse(text)
+        with _compiling(path):
+            module, diagnostics = parse(text)
         if module is not None and module.dotted_name in sources:
             first_source, first = sources[module.dotted_name]
             line, col = first_source.line_col(first.span.start)
@@ -307,21 +397,17 @@ def _runtime(args: argparse.Namespace) -> int:
         )
         sys.stderr.write(render_all([diagnostic], source, args.pretty))
         failed = True
-    if failed:
-        return EXIT_ERRORS
-    from pell.build import write_atomically
-
+    if failed or unreadable:
+        return _exit_code(unreadable, failed)
     sql = runtime_sql(numbered, __version__)
     if args.output is not None:
         write_atomically(args.output, sql)
     else:
-        sys.stdout.write(sql)
+        _stdout(sql)
     return EXIT_OK
 
 
 def _explain(args: argparse.Namespace) -> int:
-    import json
-
     from pell import check, parse
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.explain import explain, render_json, render_text
@@ -331,22 +417,25 @@ def _explain(args: argparse.Namespace) -> int:
     if text is None:
         return EXIT_ERRORS
     source = SourceFile(str(path), text)
-    module, diagnostics = parse(text)
-    if module is not None:
-        checked, more = check(module, args.target)
-        diagnostics += more
+    with _compiling(path):
+        module, diagnostics = parse(text)
+        if module is not None:
+            checked, more = check(module, args.target)
+            diagnostics += more
     if module is None or has_errors(diagnostics):
         sys.stderr.write(render_all(diagnostics, source, args.pretty))
         return EXIT_ERRORS
-    explanations = explain(checked, source, args.target)
-    if args.fn is not None:
-        explanations = [e for e in explanations if e.fn == args.fn]
-        if not explanations:
-            raise UsageError(f"{path} has no fn `{args.fn}` with @retry")
-    if args.json:
-        sys.stdout.write(json.dumps(render_json(explanations, checked), indent=2) + "\n")
-    else:
-        sys.stdout.write(render_text(explanations, checked, str(path)))
+    with _compiling(path):
+        explanations = explain(checked, source, args.target)
+        if args.fn is not None:
+            explanations = [e for e in explanations if e.fn == args.fn]
+        if args.json:
+            shown = json.dumps(render_json(explanations, checked), indent=2) + "\n"
+        else:
+            shown = render_text(explanations, checked, str(path))
+    if args.fn is not None and not explanations:
+        raise UsageError(f"{path} has no fn `{args.fn}` with @retry")
+    _stdout(shown)
     return EXIT_OK
 
 
@@ -355,36 +444,44 @@ def _deploy(args: argparse.Namespace) -> int:
     import tempfile
 
     from pell import deploy
-    from pell.build import build_tree
+    from pell.build import FileError
 
     dsn = args.dsn or os.environ.get("PELL_DSN")
     if not dsn and not args.dry_run:
         raise UsageError("no database: give --dsn or set PELL_DSN")
-    for path in args.files:
-        if not path.exists():
-            raise UsageError(f"cannot read {path}: No such file or directory")
-    with tempfile.TemporaryDirectory(prefix="pellc-deploy-") as temporary:
-        out_dir = Path(temporary)
-        result = build_tree(args.files, out_dir, args.target, source_maps=True)
-        sys.stderr.write(result.rendered_diagnostics(args.pretty))
-        if result.failed or result.runtime == "failed":
-            sys.stderr.write("nothing deployed: fix the compile errors first\n")
-            return EXIT_ERRORS
+    try:
+        temporary = tempfile.TemporaryDirectory(prefix="pellc-deploy-")
+    except OSError as error:
+        raise FileError("write", tempfile.gettempdir(), error) from error
+    with temporary as name:
+        out_dir = Path(name)
+        result = _run_build(args, out_dir, check_only=False, source_maps=True)
+        if result.failed or result.runtime == "failed" or result.file_errors:
+            sys.stderr.write("nothing deployed: fix the errors first\n")
+            return _exit_code(bool(result.file_errors), True)
         sources = {out_dir / o.unit.output: o.unit.path for o in result.outcomes}
-        scripts = []
+        plan: list[tuple[deploy.Script, list[deploy.Statement]]] = []
+        broken = False
         for path in deploy.deployment_order(out_dir):
             map_path = path.with_name(path.name + ".map.json")
             source_map = json.loads(map_path.read_text("utf-8")) if map_path.exists() else None
-            scripts.append(deploy.Script(path, source_map, sources.get(path)))
+            script = deploy.Script(path, source_map, sources.get(path))
+            try:
+                plan.append((script, deploy.split_script(path.read_text("utf-8"))))
+            except deploy.ScriptError as error:
+                shown = path.relative_to(out_dir)
+                where = deploy.locate(script, error.line, 1, shown)
+                sys.stderr.write(f"{where}: error: {shown} {error}  [deploy]\n")
+                broken = True
+        if broken:
+            sys.stderr.write("nothing deployed: a script does not split into statements\n")
+            return EXIT_ERRORS
         where = deploy.redact(dsn) if dsn else "(no database given)"
         if args.dry_run:
-            sys.stdout.write(f"deploy to {where} (dry run: nothing is sent)\n")
-            for number, script in enumerate(scripts, start=1):
-                objects = ", ".join(
-                    f"{s.object_type} {s.object_name}"
-                    for s in deploy.split_script(script.path.read_text("utf-8"))
-                )
-                sys.stdout.write(f"  {number}. {script.path.relative_to(out_dir)}: {objects}\n")
+            _stdout(f"deploy to {where} (dry run: nothing is sent)\n")
+            for number, (script, statements) in enumerate(plan, start=1):
+                objects = ", ".join(f"{s.object_type} {s.object_name}" for s in statements)
+                _stdout(f"  {number}. {script.path.relative_to(out_dir)}: {objects}\n")
             return EXIT_OK
         try:
             import oracledb
@@ -400,9 +497,9 @@ def _deploy(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
         failed = False
         with connection, connection.cursor() as cursor:
-            for script, statement, errors in deploy.run_scripts(cursor, scripts):
+            for script, statement, errors in deploy.run_scripts(cursor, plan):
                 label = f"{statement.object_type} {statement.object_name}"
-                sys.stdout.write(
+                _stdout(
                     f"{script.path.relative_to(out_dir)}: {label}: {'FAILED' if errors else 'ok'}\n"
                 )
                 for line in errors:
@@ -411,29 +508,53 @@ def _deploy(args: argparse.Namespace) -> int:
         return EXIT_ERRORS if failed else EXIT_OK
 
 
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "build": _build,
+    "check": _check,
+    "deploy": _deploy,
+    "explain": _explain,
+    "runtime": _runtime,
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run pellc; returns the exit code (0 ok, 1 compile errors, 2 usage, 3 internal error)."""
-    parser = _parser()
+    """Run pellc; returns the exit code (EXIT_CODES: 0 ok, 1 compile errors, 2 usage and file
+    errors, 3 internal error, 141 standard output closed)."""
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exit_:
-        return int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
-    try:
-        if args.command == "build":
-            return _build(args)
-        if args.command == "runtime":
-            return _runtime(args)
-        if args.command == "explain":
-            return _explain(args)
-        if args.command == "deploy":
-            return _deploy(args)
-        return _check(args)
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exit_:
+            code = int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
+        else:
+            code = COMMANDS[args.command](args)
+        _flush_stdout()
+        return code
+    except StdoutClosed:
+        _silence_stdout()
+        return EXIT_STDOUT_CLOSED
     except UsageError as error:
-        sys.stderr.write(f"pellc: error: {error}\n")
+        _report(error)
         return EXIT_USAGE
     except InternalError as error:
         sys.stderr.write(error.describe() + "\n")
         return EXIT_INTERNAL
+    except Exception as error:
+        from pell.build import InputError
+
+        if isinstance(error, InputError):
+            _report(error)
+            return EXIT_USAGE
+        sys.stderr.write(InternalError(None, error).describe() + "\n")
+        return EXIT_INTERNAL
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null, so the flush at exit does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # not a real file (a test's capture): nothing to flush
+        pass
 
 
 def entry_point() -> None:

@@ -29,33 +29,52 @@ class Statement:
     schema: str | None
 
 
+class ScriptError(ValueError):
+    """A script that does not split into CREATE OR REPLACE statements, at a line of it."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
 def split_script(script: str) -> list[Statement]:
     """Statements of a SQL*Plus-style script: each ends at a line holding only `/`.
-    Comment and blank lines before a statement are not part of it."""
+    Comment and blank lines before a statement are not part of it. ScriptError when a part
+    is not a CREATE OR REPLACE statement (as when a `/` line ends a body early)."""
     statements: list[Statement] = []
     current: list[str] = []
     start = 0
+    slash = 0  # the line of the last `/`
     for number, line in enumerate(script.splitlines(), start=1):
         if line.strip() == "/":
-            _close(statements, current, start)
+            _close(statements, current, start, slash)
             current = []
+            slash = number
             continue
         if not current and (not line.strip() or line.lstrip().startswith("--")):
             continue
         if not current:
             start = number
         current.append(line)
-    _close(statements, current, start)
+    _close(statements, current, start, slash)
     return statements
 
 
-def _close(statements: list[Statement], lines: list[str], start: int) -> None:
+def _close(statements: list[Statement], lines: list[str], start: int, slash: int) -> None:
     if not lines:
         return
     text = "\n".join(lines)
     match = _CREATE.match(text)
     if match is None:
-        raise ValueError(f"line {start}: not a CREATE OR REPLACE statement: {lines[0][:60]}")
+        what = f"not a CREATE OR REPLACE statement: {lines[0].strip()[:60]}"
+        if statements and statements[-1].line < slash:
+            raise ScriptError(
+                slash,
+                f"a line holding only `/` ends the statement of line {statements[-1].line} "
+                f"early; line {start} that follows is {what}",
+            )
+        raise ScriptError(start, what)
     kind = " ".join(match.group(1).upper().split())
     statements.append(Statement(text, start, kind, match.group(3).upper(), match.group(2)))
 
@@ -86,18 +105,24 @@ class CompileError:
     attribute: str  # ERROR or WARNING
 
 
+def locate(script: Script, sql_line: int, column: int, shown: Path | None = None) -> str:
+    """`file.pell:line:col` of a line of the script through its source map, or
+    `file.sql:line:col` (the script as `shown`, by default its path) when it has no Pell
+    origin."""
+    lines = (script.source_map or {}).get("lines", {})
+    origin = lines.get(str(sql_line)) if isinstance(lines, dict) else None
+    if origin is not None and script.pell_path is not None:
+        line, pell_column = origin
+        return f"{script.pell_path}:{line}:{pell_column}"
+    return f"{shown or script.path}:{sql_line}:{column}"
+
+
 def map_error(error: CompileError, statement: Statement, script: Script) -> str:
     """`file.pell:line:col: error: PLS-00201: ...` through the source map, or the SQL file's
     line when the line has no Pell origin."""
     severity = "error" if error.attribute.upper() == "ERROR" else "warning"
-    sql_line = statement.line + error.line - 1
-    lines = (script.source_map or {}).get("lines", {})
-    origin = lines.get(str(sql_line)) if isinstance(lines, dict) else None
-    message = " ".join(error.text.split())
-    if origin is not None and script.pell_path is not None:
-        line, column = origin
-        return f"{script.pell_path}:{line}:{column}: {severity}: {message}  [oracle]"
-    return f"{script.path}:{sql_line}:{error.position}: {severity}: {message}  [oracle]"
+    where = locate(script, statement.line + error.line - 1, error.position)
+    return f"{where}: {severity}: {' '.join(error.text.split())}  [oracle]"
 
 
 def redact(dsn: str) -> str:
@@ -136,11 +161,12 @@ def fetch_errors(cursor: Cursor, statement: Statement) -> list[CompileError]:
 
 
 def run_scripts(
-    cursor: Cursor, scripts: Iterable[Script]
+    cursor: Cursor, plan: Iterable[tuple[Script, list[Statement]]]
 ) -> Iterator[tuple[Script, Statement, list[str]]]:
-    """Run each statement; yield it with its mapped compile errors (empty when it compiled)."""
-    for script in scripts:
-        for statement in split_script(script.path.read_text(encoding="utf-8")):
+    """Run each script's statements (split_script's); yield each with its mapped compile errors
+    (empty when it compiled)."""
+    for script, statements in plan:
+        for statement in statements:
             cursor.execute(statement.text)
             errors = fetch_errors(cursor, statement)
             yield script, statement, [map_error(e, statement, script) for e in errors]

@@ -24,7 +24,7 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     PLUGIN_NAME = "pell"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        from pell.build import build_tree
+        from pell.build import InputError, build_tree
 
         root = Path(self.root)
         sources = [root / s for s in self.config.get("sources", ["db"])]
@@ -34,9 +34,15 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         name = self.metadata.name.replace("-", "_")
         destination = str(self.config.get("destination", f"{name}/sql")).strip("/")
         self._output = Path(tempfile.mkdtemp(prefix="pellc-hatch-"))
-        result = build_tree(sources, self._output, str(self.config.get("target", "23ai")))
-        if result.failed or result.runtime == "failed":
-            problems = result.rendered_diagnostics() or f"{result.runtime_problem}\n"
+        try:
+            result = build_tree(sources, self._output, str(self.config.get("target", "23ai")))
+        except InputError as error:
+            raise RuntimeError(f"pell build hook: {error}") from error
+        if result.failed or result.runtime == "failed" or result.file_errors:
+            problems = result.rendered_diagnostics()
+            problems += "".join(f"{error}\n" for error in result.file_errors)
+            if result.runtime_problem is not None:
+                problems += f"{result.runtime_problem}\n"
             raise RuntimeError("pell build hook: modules have errors\n" + problems)
         for path in sorted(self._output.rglob("*.sql")):
             relative = path.relative_to(self._output).as_posix()

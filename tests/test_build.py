@@ -315,3 +315,114 @@ def test_repeated_effects_are_warned_through_other_modules(tmp_path: Path) -> No
         "warning: `bank.ledger::close_books` calls `bank.ledger::log_close`, which is @autonomous: "
         "it commits on its own, so every attempt repeats what it writes  [side-effect-in-retry]"
     ) in result.rendered_diagnostics()
+
+
+def test_outputs_of_a_deleted_module_are_removed_and_check_reports_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", "--map", str(src), "-d", str(out)]) == 0
+    (src / "billing" / "b.pell").unlink()
+    (src / "c.pell").rename(src / "renamed.pell")
+    capsys.readouterr()
+    before = _outputs(out)
+    # two .sql files would define the same package: --check says stale, and writes nothing
+    assert main(["build", "--check", "--map", str(src), "-d", str(out)]) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"{out / 'renamed.sql'}: missing",
+        f"{out / 'billing' / 'b.sql'}: stale",
+        f"{out / 'billing' / 'b.sql.map.json'}: stale",
+        f"{out / 'c.sql'}: stale",
+        f"{out / 'c.sql.map.json'}: stale",
+        f"{out / 'pell_runtime.sql'}: stale",  # no module left declares an error
+        "checked 2: fresh 1, stale or missing 6, failed 0",
+    ]
+    assert _outputs(out) == before
+    assert main(["build", "--map", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 1, unchanged 1, failed 0, removed 5\n"
+    assert sorted(_outputs(out)) == [
+        ".pellc-manifest.json", "a.sql", "a.sql.map.json", "renamed.sql", "renamed.sql.map.json",
+    ]  # fmt: skip
+    assert not (out / "billing").exists(), "the directory the removed output left empty stays"
+    assert main(["build", "--check", "--map", str(src), "-d", str(out)]) == 0
+
+
+def test_a_module_moved_to_another_output_path_is_removed_from_the_old_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    # the same sources, now given from below: billing/b.pell maps to b.sql
+    assert main(["build", str(src / "billing"), "-d", str(out)]) == 0
+    assert "removed 1" in capsys.readouterr().err.splitlines()[-1]
+    assert (out / "b.sql").is_file() and not (out / "billing" / "b.sql").exists()
+
+
+def test_a_build_of_some_inputs_keeps_the_outputs_of_modules_it_did_not_build(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert main(["build", str(src / "a.pell"), "-d", str(out)]) == 0
+    assert main(["build", "--check", str(src / "c.pell"), "-d", str(out)]) == 0
+    assert "removed" not in capsys.readouterr().err
+    assert (out / "billing" / "b.sql").is_file() and (out / "c.sql").is_file()
+    # their manifest entries stay too: deleting c.pell later removes c.sql
+    (src / "c.pell").unlink()
+    assert main(["build", str(src / "a.pell"), "-d", str(out)]) == 0
+    assert not (out / "c.sql").exists() and (out / "billing" / "b.sql").is_file()
+
+
+def test_temporary_files_of_a_killed_write_are_removed_and_check_reports_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    # what write_atomically leaves when killed between mkstemp and rename
+    left = [out / ".a.sql.k3_x9q2z.tmp", out / "billing" / ".b.sql.map.json.abcdefgh.tmp"]
+    left.append(out / "..pellc-manifest.json.0a1b2c3d.tmp")
+    kept = [out / ".notes.txt.abcdefgh.tmp", out / "mine.tmp"]  # not pellc's: left alone
+    for path in left + kept:
+        path.write_text("half a fi", "utf-8")
+    capsys.readouterr()
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 1
+    stale = [line for line in capsys.readouterr().err.splitlines() if line.endswith(": stale")]
+    assert sorted(stale) == sorted(f"{path}: stale" for path in left)
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert (
+        capsys.readouterr().err == "built 0, unchanged 3, failed 0, removed 3, runtime unchanged\n"
+    )
+    assert [path for path in left if path.exists()] == []
+    assert all(path.exists() for path in kept)
+
+
+def test_check_into_an_empty_or_missing_directory_counts_right(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "db"
+    src.mkdir()
+    (src / "e.pell").write_text(WITH_ERROR.format(name="e"), "utf-8")
+    for out in (tmp_path / "missing", tmp_path / "empty"):
+        (tmp_path / "empty").mkdir(exist_ok=True)
+        assert main(["build", "--check", str(src), "-d", str(out)]) == 1
+        assert capsys.readouterr().err.splitlines() == [
+            f"{out / 'e.sql'}: missing",
+            f"{out / 'pell_runtime.sql'}: missing",
+            "checked 1: fresh 0, stale or missing 2, failed 0",  # never `fresh -1`
+        ]
+    assert not (tmp_path / "missing").exists()
+
+
+def test_inputs_without_a_pell_file_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty, out = tmp_path / "empty", tmp_path / "out"
+    (empty / "notes").mkdir(parents=True)
+    (empty / "notes" / "readme.txt").write_text("no modules here\n", "utf-8")
+    for argv in (["build"], ["build", "--check"], ["deploy", "--dry-run"]):
+        assert (
+            main([*argv, str(empty), "-d", str(out)] if argv[0] == "build" else [*argv, str(empty)])
+            == 2
+        )
+        assert capsys.readouterr().err == f"pellc: error: no .pell file found in {empty}\n"
+    assert not out.exists()

@@ -92,7 +92,9 @@ def test_check_reports_and_writes_nothing(
 def test_pretty_shows_source_line_caret_and_help(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    source = _write(tmp_path, "r.pell", "module m;\n@retry(n=3, cap=10, on=[busy])\npub fn f() { }\n")
+    source = _write(
+        tmp_path, "r.pell", "module m;\n@retry(n=3, cap=10, on=[busy])\npub fn f() { }\n"
+    )
     assert main(["check", "--pretty", str(source)]) == 0  # a warning only
     err = capsys.readouterr().err
     assert err.splitlines() == [
@@ -103,6 +105,20 @@ def test_pretty_shows_source_line_caret_and_help(
         "  |             ^^^^^^",
         "  help: add `backoff = <ms>`, or remove this argument",
     ]
+
+
+def test_help_states_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    codes = out[out.index("exit codes:") :].splitlines()[1:]
+    described = {line.split()[0]: line for line in codes if line[:5].strip().isdigit()}
+    assert sorted(described, key=int) == ["0", "1", "2", "3", "141"]
+    assert "success" in described["0"]
+    assert "compile errors" in described["1"] and "--check" in described["1"]
+    assert "usage and file errors" in described["2"]
+    assert "no .pell file" in out[out.index(described["2"]) :]
+    assert "internal compiler error" in described["3"]
+    assert "closed" in described["141"]
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -11,6 +13,7 @@ from pell.cli import main
 from pell.deploy import (
     CompileError,
     Script,
+    ScriptError,
     credentials,
     deployment_order,
     map_error,
@@ -134,3 +137,102 @@ def test_deploy_refuses_modules_with_errors(
     bad.write_text('module bad;\npub fn f() -> number { return "x"; }\n', "utf-8")
     assert main(["deploy", "--dry-run", str(bad)]) == 1
     assert "nothing deployed" in capsys.readouterr().err
+
+
+SLASHED = """CREATE OR REPLACE PACKAGE s AS
+  PROCEDURE f;
+END s;
+/
+
+CREATE OR REPLACE PACKAGE BODY s AS
+  PROCEDURE f IS
+  BEGIN
+    update t set n = 1
+/
+    where id = 1;
+  END f;
+END s;
+/
+"""
+
+
+def test_split_script_locates_a_slash_line_inside_a_body() -> None:
+    with pytest.raises(ScriptError) as raised:
+        split_script(SLASHED)
+    assert raised.value.line == 10  # the `/` line, not the line after it
+    assert str(raised.value) == (
+        "line 10: a line holding only `/` ends the statement of line 6 early; line 11 that "
+        "follows is not a CREATE OR REPLACE statement: where id = 1;"
+    )
+
+
+@pytest.mark.parametrize(
+    "script",
+    ["", "/\n/\n", "   \n-- only a comment\n", "CREATE OR REPLACE", "\r\n/\r\n", "x\n/", "/\nx"],
+)
+def test_split_script_answers_any_input_with_statements_or_a_located_error(script: str) -> None:
+    try:
+        statements = split_script(script)
+    except ScriptError as error:
+        assert error.line >= 1
+    else:
+        assert all(s.text.lstrip().upper().startswith("CREATE") for s in statements)
+
+
+def test_deploy_dry_run_reports_a_slash_line_at_its_pell_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the compiler lets through, the splitter answers with a located error: here a
+    `/` line is put into the body of a compiled script before deploy splits it."""
+    import pell.build
+
+    source = tmp_path / "slash.pell"
+    source.write_text(
+        "module slash;\n\npub fn f(id: number) {\n    sql! {\n        update t set n = 1\n"
+        "        where id = :id\n    };\n}\n",
+        "utf-8",
+    )
+    real = pell.build.build_tree
+    deployed: list[str] = []
+
+    def slashed(*args: Any, **kwargs: Any) -> pell.build.BuildResult:
+        result = real(*args, **kwargs)
+        script = Path(args[1]) / "slash.sql"
+        sql = script.read_text("utf-8").replace("    where id", "/\n    where id")
+        script.write_text(sql, "utf-8")
+        deployed.append(sql)
+        return result
+
+    monkeypatch.setattr(pell.build, "build_tree", slashed)
+    assert main(["deploy", "--dry-run", str(source)]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    lines = deployed[0].splitlines()
+    slash = lines.index("/", lines.index("  BEGIN")) + 1
+    body = next(
+        i for i, line in enumerate(lines, 1) if line.startswith("CREATE OR REPLACE PACKAGE BODY")
+    )
+    first, second = err.splitlines()
+    # at the sql! block's line in the .pell file, through the source map
+    assert re.fullmatch(rf"{re.escape(str(source))}:[4-6]:\d+: error: .*  \[deploy\]", first)
+    assert first.endswith(
+        f": error: slash.sql line {slash}: a line holding only `/` ends the statement of line "
+        f"{body} early; line {slash + 1} that follows is not a CREATE OR REPLACE statement: "
+        f"{lines[slash].strip()}  [deploy]"
+    )
+    assert second == "nothing deployed: a script does not split into statements"
+
+
+def test_deploy_dry_run_of_a_slash_line_in_sql_never_crashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "slash.pell"
+    source.write_text(
+        "module slash;\n\npub fn f(id: number) {\n    sql! {\n        update t set n = 1\n/\n"
+        "        where id = :id\n    };\n}\n",
+        "utf-8",
+    )
+    assert main(["deploy", "--dry-run", str(source)]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal compiler error" not in err
+    assert err.startswith(f"{source}:") and ": error: " in err.splitlines()[0]

@@ -57,3 +57,13 @@ def test_a_module_with_errors_fails_the_build(tmp_path: Path) -> None:
     assert (
         "orders.pell:2:31: error: fn `f` returns `number`, not `text`" in done.stdout + done.stderr
     )
+
+
+def test_an_unreadable_module_fails_the_build_and_names_it(tmp_path: Path) -> None:
+    project = _sample(tmp_path, (EXAMPLES / "orders.pell").read_text("utf-8"))
+    (project / "db" / "gone.pell").symlink_to(project / "db" / "nowhere.pell")
+    done = _build_wheel(project)
+    assert done.returncode != 0
+    assert f"cannot read {project / 'db' / 'gone.pell'}: No such file or directory" in (
+        done.stdout + done.stderr
+    )

@@ -22,6 +22,17 @@ def _hook_entry() -> list[str]:
     return entry.group(1).split()
 
 
+def _hook_command(user_args: list[str] | None) -> list[str]:
+    """What pre-commit runs: the entry, then the user's `args`, or the hook's when the user
+    configured none (no file names: pass_filenames is false)."""
+    text = (ROOT / ".pre-commit-hooks.yaml").read_text("utf-8")
+    default = re.search(r"^  args: \[(.*)\]$", text, re.MULTILINE)
+    default_args = [a.strip() for a in default.group(1).split(",")] if default else []
+    entry = _hook_entry()
+    pellc = str(Path(sys.executable).parent / "pellc")
+    return [pellc, *entry[1:], *(default_args if user_args is None else user_args)]
+
+
 def test_hook_fails_on_a_stale_module_and_passes_when_fresh(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "db").mkdir(parents=True)
@@ -32,7 +43,7 @@ def test_hook_fails_on_a_stale_module_and_passes_when_fresh(tmp_path: Path) -> N
     entry = _hook_entry()
     assert entry[0] == "pellc"
     pellc = str(Path(sys.executable).parent / "pellc")
-    command = [pellc, *entry[1:], "db", "-d", "sql"]  # the user's args from the hook docs
+    command = _hook_command(["db", "-d", "sql"])  # the user's args from the hook docs
 
     built = subprocess.run(
         [pellc, "build", "db", "-d", "sql"], cwd=repo, capture_output=True, text=True
@@ -47,3 +58,25 @@ def test_hook_fails_on_a_stale_module_and_passes_when_fresh(tmp_path: Path) -> N
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == f"{Path('sql') / 'stale.sql'}: stale"
     assert "fresh.sql" not in done.stderr.splitlines()[0]
+
+
+def test_hook_works_without_args(tmp_path: Path) -> None:
+    """A user who configures no `args` gets the layout of the README: db/ checked against sql/."""
+    repo = tmp_path / "repo"
+    (repo / "db").mkdir(parents=True)
+    (repo / "db" / "m.pell").write_text(GOOD.format(name="m"), "utf-8")
+    command = _hook_command(None)
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr  # not built yet: missing, not a usage error
+    assert done.stderr.splitlines()[0] == f"{Path('sql') / 'm.sql'}: missing"
+    pellc = str(Path(sys.executable).parent / "pellc")
+    subprocess.run([pellc, "build", "db", "-d", "sql"], cwd=repo, check=True, capture_output=True)
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    # a module deleted after the build leaves its .sql behind: the hook catches it
+    (repo / "db" / "gone.pell").write_text(GOOD.format(name="gone"), "utf-8")
+    subprocess.run([pellc, "build", "db", "-d", "sql"], cwd=repo, check=True, capture_output=True)
+    (repo / "db" / "gone.pell").unlink()
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[0] == f"{Path('sql') / 'gone.sql'}: stale"
