@@ -6,8 +6,10 @@ module), `compile_source` (text -> SQL and diagnostics), `compile_path` (a file)
 
 from __future__ import annotations
 
+import codecs
 import gc
 import hashlib
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +18,13 @@ from typing import TYPE_CHECKING
 # The stages import lark, jinja2 and sqlglot when first used, so `pellc --version` and the
 # library's import stay quick.
 from pell import ast
-from pell.diagnostics import Diagnostic, SourceFile, has_errors
+from pell.diagnostics import (
+    SUGGESTIONS_PER_COMPILE,
+    Diagnostic,
+    SourceFile,
+    has_errors,
+    suggestions_left,
+)
 from pell.naming import TARGETS
 
 if TYPE_CHECKING:
@@ -83,9 +91,11 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
     # The checker and code generation recurse once per nesting level; MAX_NESTING bounds that.
     recursion_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(recursion_limit, 20 * MAX_NESTING + 1000))
+    suggestions = suggestions_left.set(SUGGESTIONS_PER_COMPILE)
     try:
         return _compile(text, filename, target)
     finally:
+        suggestions_left.reset(suggestions)
         sys.setrecursionlimit(recursion_limit)
         if collecting:
             gc.enable()
@@ -93,6 +103,10 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
 
 def _compile(text: str, filename: str, target: str) -> CompileResult:
     from pell.codegen import generate
+
+    # A byte-order mark is not source; a lone CR (old Mac line ends) is a line break: as LF it
+    # ends `//` comments too, and keeps every offset where it was.
+    text = _LONE_CR.sub("\n", text.removeprefix("\ufeff"))
 
     source = SourceFile(filename, text)
     if len(text) > MAX_SOURCE_CHARS:
@@ -131,8 +145,13 @@ def _compile(text: str, filename: str, target: str) -> CompileResult:
     return CompileResult(source, sql, tuple(diagnostics), module, source_map, checked.retry_facts)
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
 def decode_source(data: bytes, filename: str) -> tuple[str | None, CompileResult | None]:
-    """UTF-8 text, or (None, a result holding an `encoding` diagnostic at the first bad byte)."""
+    """UTF-8 text (without a byte-order mark), or (None, a result holding an `encoding`
+    diagnostic at the first bad byte)."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as error:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import re
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -29,6 +32,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "duplicate-name": (Severity.ERROR, "two declarations with one name"),
     "identifier-too-long": (Severity.ERROR, "a PL/SQL name longer than the target allows"),
     "too-many-errors": (Severity.ERROR, "more errors in one category than its code range holds"),
+    "recursive-record": (Severity.ERROR, "a record type that contains itself"),
+    "number-too-large": (Severity.ERROR, "a number literal outside Oracle NUMBER's range"),
+    "reserved-name": (Severity.ERROR, "an Oracle reserved word where pellc cannot prefix it"),
+    "text-too-long": (Severity.ERROR, "a text literal longer than PL/SQL's 32,767 bytes"),
     "arity": (Severity.ERROR, "a call with the wrong number of arguments"),
     "type-mismatch": (Severity.ERROR, "a value of the wrong type"),
     "return-type": (Severity.ERROR, "a return value of the wrong type"),
@@ -119,9 +126,24 @@ class Diagnostic:
         return self.severity is Severity.ERROR
 
 
-def did_you_mean(name: str, candidates: list[str] | tuple[str, ...]) -> str:
-    """`; did you mean `x`?` when a candidate is close to `name`, else an empty string."""
-    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.6)
+# How many "did you mean" suggestions one compile offers: each compares the name with every
+# candidate, so a file with thousands of unknown names among thousands of declared ones would
+# take time quadratic in its size. The first misspellings are the ones a person reads.
+SUGGESTIONS_PER_COMPILE = 100
+suggestions_left: ContextVar[int] = ContextVar("suggestions_left", default=1 << 30)
+
+Candidates = list[str] | tuple[str, ...] | Callable[[], Iterable[str]]
+
+
+def did_you_mean(name: str, candidates: Candidates) -> str:
+    """`; did you mean `x`?` when a candidate is close to `name`, else an empty string.
+    `candidates` may be a function, called only while suggestions are still offered."""
+    left = suggestions_left.get()
+    if left <= 0:
+        return ""
+    suggestions_left.set(left - 1)
+    names = list(candidates() if callable(candidates) else candidates)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 
 
@@ -139,27 +161,32 @@ def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
     return any(d.is_error for d in diagnostics)
 
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
 class SourceFile:
     """A source text and the name to show for it; maps offsets to 1-based line and column."""
 
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         self.text = text
-        self._line_starts = [0]
-        newline = text.find("\n")
-        while newline != -1:
-            self._line_starts.append(newline + 1)
-            newline = text.find("\n", newline + 1)
+        # A line ends at LF, CRLF or a lone CR (old Mac files): each break's start and end.
+        breaks = [(m.start(), m.end()) for m in _LINE_BREAK.finditer(text)]
+        self._line_starts = [0, *(end for _, end in breaks)]
+        self._line_ends = [*(start for start, _ in breaks), len(text)]
 
     def line_col(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.text)))
         line = bisect.bisect_right(self._line_starts, offset) - 1
         return line + 1, offset - self._line_starts[line] + 1
 
+    def line_span(self, line: int) -> tuple[int, int]:
+        """[start, end) of line `line` (1-based), without its line break."""
+        return self._line_starts[line - 1], self._line_ends[line - 1]
+
     def line_text(self, line: int) -> str:
-        start = self._line_starts[line - 1]
-        end = self.text.find("\n", start)
-        return self.text[start : end if end != -1 else len(self.text)]
+        start, end = self.line_span(line)
+        return self.text[start:end]
 
 
 def sort_key(diagnostic: Diagnostic) -> tuple[int, int, str]:
@@ -185,13 +212,18 @@ EXCERPT_WIDTH = 120  # a longer source line is shown as a window around the colu
 def _excerpt(source: SourceFile, span: Span) -> list[str]:
     line, col = source.line_col(span.start)
     end_line, end_col = source.line_col(max(span.start, span.end))
-    text = source.line_text(line).expandtabs(1)
+    line_start, line_end = source.line_span(line)
+    length = line_end - line_start
     width = (end_col - col) if end_line == line and end_col > col else 1
-    if len(text) > EXCERPT_WIDTH:
-        start = max(0, min(col - 1 - EXCERPT_WIDTH // 2, len(text) - EXCERPT_WIDTH))
+    if length > EXCERPT_WIDTH:
+        # only the window is copied: a long line is not read once per diagnostic
+        start = max(0, min(col - 1 - EXCERPT_WIDTH // 2, length - EXCERPT_WIDTH))
         end = start + EXCERPT_WIDTH
-        text = ("..." if start else "") + text[start:end] + ("..." if end < len(text) else "")
+        window = source.text[line_start + start : line_start + end].expandtabs(1)
+        text = ("..." if start else "") + window + ("..." if end < length else "")
         col = col - start + (3 if start else 0)
+    else:
+        text = source.text[line_start:line_end].expandtabs(1)
     width = max(1, min(width, len(text) - col + 1))
     gutter = " " * len(str(line))
     return [

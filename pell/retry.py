@@ -93,6 +93,8 @@ NEVER_RETRY: tuple[tuple[int, str, str], ...] = (
 PANIC_RANGE = (-20399, -20300)
 
 _DEFAULT_ATTEMPTS = 3
+# More attempts than this is a loop, not a retry; it also bounds `pellc explain`'s table.
+MAX_ATTEMPTS = 100
 
 # Accepted names -> canonical names (backoff_ms and cap_ms are public pell 0.1 spellings).
 _ARGUMENT_NAMES = {
@@ -259,9 +261,12 @@ def sleep_expression(policy: RetryPolicy, attempt: str = ATTEMPT_VARIABLE) -> st
 
 
 def _integer(value: ast.Expr) -> int | None:
-    """The value of an integer literal, negative ones included; None for anything else."""
+    """The value of an integer literal, negative ones included; None for anything else. A
+    literal of more than 18 digits is read as 10**18, past every limit, so it gets the
+    argument's own "too large" error (Python's int() refuses 4,301 digits and more)."""
     if isinstance(value, ast.NumberLit) and "." not in value.text:
-        return int(value.text)
+        digits = value.text.lstrip("0")
+        return int(digits or "0") if len(digits) <= 18 else 10**18
     if isinstance(value, ast.Unary) and value.op == "-":
         inner = _integer(value.operand)
         return -inner if inner is not None else None
@@ -328,6 +333,14 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
                 f"@retry `n` must be at least 1, not {number}: it counts every attempt, "
                 "the first included",
                 arg,
+            )
+        elif number > MAX_ATTEMPTS:
+            shown = number if number < 10**18 else "more than 18 digits"
+            error(
+                f"@retry `n` is at most {MAX_ATTEMPTS} attempts, not {shown}",
+                arg,
+                "a failure that needs more attempts needs a cure, not a retry: "
+                "see docs/retry.md, Which errors",
             )
         else:
             attempts = number

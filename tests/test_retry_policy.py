@@ -67,9 +67,13 @@ def test_savepoint_retry_of_deadlocks_is_warned(arguments: str, warned: bool) ->
         ("(n=13, backoff=1000, exponential=true)", []),  # 2048 s at most
         ("(n=20, backoff=1000, exponential=true, cap=3600000)", []),
         ("(n=20, backoff=1000, exponential=true, within=60000)", []),  # the deadline bounds it
-        ("(n=100000000, backoff=1, exponential=true)", ["retry-argument"]),
-        ("(n=100000000, backoff=3600001)", ["retry-argument"]),
-        ("(n=100000000, backoff=3600000)", []),
+        ("(n=100, backoff=1, exponential=true)", ["retry-argument"]),  # 2**22 ms after 23
+        ("(n=100, backoff=3600001)", ["retry-argument"]),
+        ("(n=100, backoff=3600000)", []),
+        ("(n=101)", ["retry-argument"]),  # at most 100 attempts
+        ("(n=100000000)", ["retry-argument"]),
+        (f"(n={'9' * 4301})", ["retry-argument"]),  # past Python's int() limit: still an error
+        (f"(n=3, backoff={'9' * 5000})", ["retry-argument"]),
     ],
 )
 def test_isolation_and_the_one_hour_sleep_limit(arguments: str, codes: list[str]) -> None:

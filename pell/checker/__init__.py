@@ -137,37 +137,83 @@ class TypeResolver:
             )
 
 
+def twice(name: str, first: str) -> str:
+    """How a duplicate is named: `x` is declared twice, or `X` and `x` that only differ in case
+    (PL/SQL names ignore case, so both would become one name)."""
+    if name == first:
+        return f"`{name}` is declared twice"
+    return f"`{name}` and `{first}` differ only in case, and PL/SQL names ignore case"
+
+
 def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    if len(module.path) > 1 and module.path[0].lower() in naming.ORACLE_RESERVED:
+        # pellc prefixes reserved package, fn and field names, but a schema is the database's
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"schema `{module.path[0]}` is an Oracle reserved word; Oracle refuses it as a "
+                "name without quotes",
+                module.span,
+                hints=("name the module after the schema its package is created in",),
+            )
+        )
     seen: dict[str, ast.Item] = {}
     for item in module.items:
-        first = seen.get(item.name)
+        first = seen.get(item.name.lower())
         if first is not None:
             diagnostics.append(
                 Diagnostic.of(
                     "duplicate-name",
-                    f"`{item.name}` is declared twice in module `{module.dotted_name}`",
+                    f"in module `{module.dotted_name}`, {twice(item.name, first.name)}",
                     item.span,
                     notes=(Note("the first declaration is here", first.span),),
                 )
             )
         else:
-            seen[item.name] = item
+            seen[item.name.lower()] = item
+        if isinstance(item, ast.Record) and item.name.lower() in t.SCALARS:
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"record `{item.name}` has the name of the built-in type "
+                    f"`{item.name.lower()}`; PL/SQL names ignore case, so their list types "
+                    "would be one",
+                    item.span,
+                    hints=("choose another name for the record",),
+                )
+            )
 
 
 def _enum_values(enum: ast.Enum, diagnostics: list[Diagnostic]) -> dict[str, str]:
     """Variant -> its text: the given text literal, or the variant's own name."""
     values: dict[str, str] = {}
+    lowered: dict[str, str] = {}
     for variant in enum.variants:
-        if variant.name in values:
+        first = lowered.setdefault(variant.name.lower(), variant.name)
+        if first != variant.name or variant.name in values:
             diagnostics.append(
                 Diagnostic.of(
                     "duplicate-name",
-                    f"enum `{enum.name}` has two variants named `{variant.name}`",
+                    f"in enum `{enum.name}`, {twice(variant.name, first)}",
                     variant.span,
                 )
             )
             continue
         value = variant.value
+        text = (
+            "".join(p for p in value.parts if isinstance(p, str))
+            if isinstance(value, ast.StringLit)
+            else ""
+        )
+        if len(text.encode("utf-8")) > 4000:  # the constant is a VARCHAR2(4000)
+            diagnostics.append(
+                Diagnostic.of(
+                    "text-too-long",
+                    f"the value of `{enum.name}::{variant.name}` is "
+                    f"{len(text.encode('utf-8')):,} bytes; an enum value holds up to 4,000",
+                    variant.span,
+                )
+            )
         if value is None:
             values[variant.name] = variant.name
         elif isinstance(value, ast.StringLit) and all(isinstance(p, str) for p in value.parts):
@@ -206,10 +252,31 @@ def check_identifier_lengths(
     for name, fn in checked.fns.items():
         names.append((naming.fn_name(name), fn.decl.name_span))
         names += [(naming.param_name(p.decl.name), p.decl.span) for p in fn.params]
-        names += [(s.plsql, s.span) for s in checked.analyses[name].locals]
+        analysis = checked.analyses[name]
+        # locals, and the loop variables a `for` binds
+        names += [(s.plsql, s.span) for s in (*analysis.locals, *analysis.bindings.values())]
+        if fn.retry is not None:  # the copies a retry restores `inout` parameters from
+            names += [
+                (naming.saved_param_name(naming.param_name(p.decl.name)), p.decl.span)
+                for p in fn.params
+                if p.decl.mode == "inout"
+            ]
+        # list types (`t_<element>_list`); temporaries are cut to fit by codegen
+        for type_ in (*analysis.types.values(), *(p.type for p in fn.params), fn.returns):
+            if isinstance(type_, t.ListType):
+                names.append((naming.list_type_name(str(type_.element)), fn.decl.name_span))
+        if fn.pipelined and isinstance(fn.returns, t.ListType):
+            for row_type in naming.row_type_names(module.path, str(fn.returns.element)):
+                names.append((row_type.split(".")[-1], fn.decl.name_span))
+    for record in checked.records.values():
+        for field_type in record.fields.values():
+            if isinstance(field_type, t.ListType):
+                names.append((naming.list_type_name(str(field_type.element)), record.decl.span))
+    reported: set[str] = set()
     for name, span in names:
         size = len(name.encode("utf-8"))
-        if size > limit:
+        if size > limit and name not in reported:
+            reported.add(name)
             diagnostics.append(
                 Diagnostic.of(
                     "identifier-too-long",
@@ -233,17 +300,21 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     for record in record_decls.values():
         check_plain_annotations(record.annotations, "a record", diagnostics)
         fields: dict[str, t.Type] = {}
+        field_names: dict[str, str] = {}
         for field in record.fields:
-            if field.name in fields:
+            first = field_names.setdefault(field.name.lower(), field.name)
+            if first != field.name or field.name in fields:
                 diagnostics.append(
                     Diagnostic.of(
                         "duplicate-name",
-                        f"record `{record.name}` has two fields named `{field.name}`",
+                        f"in record `{record.name}`, {twice(field.name, first)}",
                         field.span,
                     )
                 )
             fields[field.name] = resolver.resolve(field.type)
         records[record.name] = RecordInfo(record, fields)
+
+    _check_record_cycles(records, diagnostics)
 
     error_fields: dict[str, dict[str, t.Type]] = {}
     for error in error_decls.values():
@@ -298,6 +369,55 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     check_identifier_lengths(checked, target, diagnostics)
     facts = check_retry_safety(checked, diagnostics)
     return dataclasses.replace(checked, retry_facts=facts), diagnostics
+
+
+def _check_record_cycles(records: dict[str, RecordInfo], diagnostics: list[Diagnostic]) -> None:
+    """A record that contains itself (directly, through other records or through a list) has
+    no PL/SQL form: each TYPE must be declared after the types it uses."""
+
+    def uses(name: str) -> list[str]:
+        found = []
+        for field_type in records[name].fields.values():
+            element = field_type.element if isinstance(field_type, t.ListType) else field_type
+            if isinstance(element, t.RecordType) and element.name in records:
+                found.append(element.name)
+        return found
+
+    done: set[str] = set()
+    for start in records:
+        if start in done:
+            continue
+        # iterative depth-first search; `path` is the chain being followed
+        path: list[str] = []
+        on_path: set[str] = set()
+        stack: list[tuple[str, bool]] = [(start, False)]
+        while stack:
+            name, leaving = stack.pop()
+            if leaving:
+                path.pop()
+                on_path.discard(name)
+                done.add(name)
+                continue
+            if name in on_path:
+                cycle = [*path[path.index(name) :], name]
+                decl = records[name].decl
+                diagnostics.append(
+                    Diagnostic.of(
+                        "recursive-record",
+                        f"record `{name}` contains itself ({' -> '.join(cycle)}); "
+                        "PL/SQL declares each record type after the types it holds",
+                        decl.span,
+                        hints=("hold the other record's key (an id) instead of the record",),
+                    )
+                )
+                done.update(cycle)
+                continue
+            if name in done:
+                continue
+            path.append(name)
+            on_path.add(name)
+            stack.append((name, True))
+            stack.extend((used, False) for used in uses(name))
 
 
 def _check_recover(info: FnInfo, fns: dict[str, FnInfo], diagnostics: list[Diagnostic]) -> None:

@@ -28,6 +28,12 @@ TEXT_METHODS: dict[str, tuple[tuple[t.Type, ...], t.Type]] = {
 LIST_METHODS: dict[str, t.Type] = {"len": t.INT, "is_empty": t.BOOL}
 
 # sql! { } terminators and modifiers.
+# PL/SQL's VARCHAR2 holds 32,767 bytes (PL/SQL Language Reference, "Data Types").
+MAX_TEXT_LITERAL_BYTES = 32_767
+# Oracle's NUMBER reaches 9.99...E125: 126 digits before the decimal point.
+MAX_NUMBER_DIGITS = 126
+PLS_INTEGER_MAX = 2**31 - 1
+
 SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
 SQL_MODIFIERS = ("returning", "for_update")
 
@@ -99,6 +105,10 @@ class BodyChecker:
     ) -> None:
         self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
 
+    def error_count(self) -> int:
+        """How many diagnostics so far: unchanged across a check means nothing was reported."""
+        return len(self.diagnostics)
+
     def lookup(self, name: str) -> Symbol | None:
         for scope in reversed(self.scopes):
             if name in scope:
@@ -119,12 +129,20 @@ class BodyChecker:
     # -- entry
 
     def run(self) -> FnAnalysis:
+        params: dict[str, str] = {}
         for param in self.fn.params:
             decl = param.decl
             plsql = naming.param_name(decl.name)
             self.taken.add(plsql)
-            if decl.name in self.scopes[0]:
-                self.error("duplicate-name", f"two parameters are named `{decl.name}`", decl.span)
+            first = params.setdefault(plsql, decl.name)
+            if first != decl.name or decl.name in self.scopes[0]:
+                what = (
+                    f"two parameters are named `{decl.name}`"
+                    if first == decl.name
+                    else f"parameters `{first}` and `{decl.name}` differ only in case, and "
+                    "PL/SQL names ignore case"
+                )
+                self.error("duplicate-name", what, decl.span)
             self.scopes[0][decl.name] = Symbol(
                 decl.name, plsql, param.type, "param", decl.mode != "in", decl.span
             )
@@ -188,10 +206,19 @@ class BodyChecker:
     def stmt_let(self, stmt: ast.Let) -> None:
         declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
         if stmt.value is not None:
+            errors_before = self.error_count()
             value_type = self.expr(stmt.value, declared)
             if declared is None:
                 declared = value_type
-                if isinstance(value_type, t.NeverType):
+                if isinstance(value_type, t.UnknownType) and self.error_count() == errors_before:
+                    # e.g. an Oracle package call: pellc does not know what it returns
+                    self.error(
+                        "needs-annotation",
+                        f"the type of `{stmt.name}` cannot be inferred from its value",
+                        stmt.name_span,
+                        f"write it: `let {stmt.name}: <type> = ...`",
+                    )
+                elif isinstance(value_type, t.NeverType):
                     declared = t.UNKNOWN  # `Err(...)` here is reported already
                 elif isinstance(value_type, t.NullType | t.UnitType):
                     self.error(
@@ -444,11 +471,32 @@ class BodyChecker:
         self.analysis.not_found[id(expr)] = (error, tuple(fields))
 
     def expr_numberlit(self, expr: ast.NumberLit, expected: t.Type | None) -> t.Type:
-        return t.NUMBER if "." in expr.text else t.INT
+        whole = expr.text.split(".")[0].lstrip("0")
+        if len(whole) > MAX_NUMBER_DIGITS:
+            self.error(
+                "number-too-large",
+                f"this number has {len(whole)} digits before the point; Oracle's NUMBER holds "
+                f"up to {MAX_NUMBER_DIGITS} (9.99E125)",
+                expr.span,
+            )
+            return t.NUMBER
+        if "." in expr.text or len(whole) > 10 or int(whole or "0") > PLS_INTEGER_MAX:
+            return t.NUMBER  # a PLS_INTEGER would overflow: the literal is a NUMBER
+        return t.INT
 
     def expr_stringlit(self, expr: ast.StringLit, expected: t.Type | None) -> t.Type:
         for part in expr.parts:
-            if not isinstance(part, str):
+            if isinstance(part, str):
+                size = len(part.encode("utf-8"))
+                if size > MAX_TEXT_LITERAL_BYTES:
+                    self.error(
+                        "text-too-long",
+                        f"this text is {size:,} bytes; a PL/SQL text value holds up to "
+                        f"{MAX_TEXT_LITERAL_BYTES:,}",
+                        expr.span,
+                        "keep long text in a table (or a CLOB) and read it from there",
+                    )
+            else:
                 part_type = self.expr(part, None)
                 if not isinstance(part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
                     self.error(
@@ -476,7 +524,7 @@ class BodyChecker:
             return symbol
         self.error(
             "unknown-name",
-            f"unknown name `{name}`{did_you_mean(name, self.visible_names())}",
+            f"unknown name `{name}`{did_you_mean(name, self.visible_names)}",
             expr.span,
         )
         return None
@@ -572,7 +620,7 @@ class BodyChecker:
                 self.expr(arg, None)
             self.error(
                 "unknown-fn",
-                f"unknown fn `{name}`{did_you_mean(name, sorted(self.module.fns))}",
+                f"unknown fn `{name}`{did_you_mean(name, lambda: sorted(self.module.fns))}",
                 expr.callee.span,
             )
             return t.UNKNOWN
@@ -664,7 +712,7 @@ class BodyChecker:
             self.error(
                 "unknown-type",
                 f"unknown record `{expr.type_name}`"
-                f"{did_you_mean(expr.type_name, sorted(self.module.records))}",
+                f"{did_you_mean(expr.type_name, lambda: sorted(self.module.records))}",
                 ast.Span(expr.span.start, expr.span.start + len(expr.type_name)),
             )
             return t.UNKNOWN
@@ -803,7 +851,7 @@ class BodyChecker:
         if decl is None:
             self.error(
                 "unknown-type",
-                f"unknown error `{name}`{did_you_mean(name, sorted(self.module.errors))}",
+                f"unknown error `{name}`{did_you_mean(name, lambda: sorted(self.module.errors))}",
                 value.span,
             )
             return
@@ -820,8 +868,21 @@ class BodyChecker:
 
     def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
         element = expected.element if isinstance(expected, t.ListType) else None
+        errors_before = self.error_count()
         types = [self.expr(item, element) for item in expr.items]
         if element is None:
+            if (
+                types
+                and isinstance(types[0], t.UnknownType)
+                and self.error_count() == errors_before
+            ):
+                self.error(
+                    "needs-annotation",
+                    "the element type of this list cannot be inferred from its first item; "
+                    "write it: `let xs: list<number> = [...];`",
+                    expr.span,
+                )
+                return t.UNKNOWN
             if not types:
                 self.error(
                     "needs-annotation",
@@ -839,13 +900,31 @@ class BodyChecker:
                     item.span,
                 )
         if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
-            self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
+            innermost: t.Type = element
+            while isinstance(innermost, t.ListType):
+                innermost = innermost.element
+            if not isinstance(innermost, t.UnknownType):  # else: reported inside already
+                self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
+            return t.UNKNOWN  # reported once, not again by each enclosing list
         return t.ListType(element)
 
     # -- embedded SQL
 
     def sql(self, block: ast.SqlBlock) -> sqltext.SqlShape | None:
         """Tokenize the SQL and resolve its binds; None (after a diagnostic) if it cannot be read."""
+        offset = block.text_start
+        for line in block.text.splitlines(keepends=True):
+            if line.strip() == "/":
+                # SQL*Plus, SQLcl and pellc deploy end a statement at a line holding only `/`
+                at = offset + line.index("/")
+                self.error(
+                    "sql-syntax",
+                    "a line holding only `/` ends the whole statement in SQL*Plus and in the "
+                    "deploy scripts, cutting the package body in two",
+                    ast.Span(at, at + 1),
+                    "write a division on one line with its operands",
+                )
+            offset += len(line)
         try:
             shape = sqltext.analyse(block.text)
         except sqltext.SqlTextError as error:
@@ -857,12 +936,16 @@ class BodyChecker:
             replacement = self.resolve_bind(bind.name)
             if replacement is None:
                 start = block.text_start + bind.start
-                candidates = self.visible_names() + [
-                    n
-                    for row in self.cursor_rows
-                    if isinstance(row.type, t.SqlRow)
-                    for n in row.type.names
-                ]
+
+                def candidates() -> list[str]:
+                    columns = [
+                        n
+                        for row in self.cursor_rows
+                        if isinstance(row.type, t.SqlRow)
+                        for n in row.type.names
+                    ]
+                    return self.visible_names() + columns
+
                 self.error(
                     "unknown-bind",
                     f"bind `:{bind.name}` names no local, parameter, loop column or "

@@ -128,10 +128,20 @@ def assignable(value: Type, target: Type) -> bool:
     if isinstance(value, Scalar) and isinstance(target, Scalar):
         return family(value) == family(target)
     if isinstance(value, ListType) and isinstance(target, ListType):
-        return assignable(value.element, target.element) and assignable(
-            target.element, value.element
-        )
+        return _same_elements(value.element, target.element)
     return value == target
+
+
+def _same_elements(left: Type, right: Type) -> bool:
+    """List elements must match both ways (lists are copied whole). One walk down nested
+    lists, not two per level: asking `assignable` both ways at every level was exponential."""
+    while isinstance(left, ListType) and isinstance(right, ListType):
+        left, right = left.element, right.element
+    if isinstance(left, ListType) or isinstance(right, ListType):
+        return isinstance(left, UnknownType | NeverType | NullType) or isinstance(
+            right, UnknownType | NeverType | NullType
+        )
+    return assignable(left, right) and assignable(right, left)
 
 
 def comparable(left: Type, right: Type) -> bool:

@@ -102,25 +102,35 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
         fields = checked.records[node.name].fields.values()
         return [dep for field in fields for dep in _named_types(field)]
 
+    # Each type after the types it uses: a depth-first walk without recursion (record chains
+    # may be long), with a set for what is placed (a list lookup made this quadratic).
     ordered: list[TypeNode] = []
-
-    def visit(node: TypeNode) -> None:
-        if node in ordered:
-            return
-        for dependency in dependencies(node):
-            visit(dependency)
-        ordered.append(node)
-
-    for node in used:
-        visit(node)
+    placed: set[TypeNode] = set()
+    expanding: set[TypeNode] = set()  # on the current path (the checker rejects cycles)
+    for root in used:
+        stack: list[tuple[TypeNode, bool]] = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                expanding.discard(node)
+                placed.add(node)
+                ordered.append(node)
+                continue
+            if node in placed or node in expanding:
+                continue
+            expanding.add(node)
+            stack.append((node, True))
+            stack.extend((dep, False) for dep in reversed(dependencies(node)) if dep not in placed)
 
     public: set[TypeNode] = set()
 
     def publish(node: TypeNode) -> None:
-        if node not in public:
-            public.add(node)
-            for dependency in dependencies(node):
-                publish(dependency)
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if current not in public:
+                public.add(current)
+                pending += dependencies(current)
 
     for info in checked.records.values():
         if info.decl.public:

@@ -214,5 +214,8 @@ class ExpressionLowerer:
     def recordlit_sql(self, expr: ast.RecordLit) -> Lowered:
         return self.prelude_value(expr), ATOM
 
+    def listlit_sql(self, expr: ast.ListLit) -> Lowered:
+        return self.prelude_value(expr), ATOM
+
     def sqlblock_sql(self, expr: ast.SqlBlock) -> Lowered:
         return self.prelude_value(expr), ATOM

@@ -127,7 +127,9 @@ class FnLowerer(ExpressionLowerer):
         pool = self.temps.setdefault(key, [])
         if used == len(pool):
             slug = key[2:] if key.startswith("t_") else str(type_).lower()
-            name = naming.unique(f"l_pell_{slug}", self.taken)
+            # cut to fit the target, with room for the `_2`.. suffix `unique` may add
+            limit = naming.MAX_IDENTIFIER_BYTES[self.target] - 4
+            name = naming.unique(f"l_pell_{slug}"[:limit].rstrip("_"), self.taken)
             pool.append(name)
             self.temp_declarations.append(f"{name} {key};")
         self.temps_in_use[key] = used + 1
@@ -622,7 +624,11 @@ class FnLowerer(ExpressionLowerer):
             end = self.lower_with_precedence(source.end)
             if not source.inclusive:
                 end_expr = source.end
-                if isinstance(end_expr, ast.NumberLit) and "." not in end_expr.text:
+                if (
+                    isinstance(end_expr, ast.NumberLit)
+                    and "." not in end_expr.text
+                    and len(end_expr.text) <= 18
+                ):
                     end = (str(int(end_expr.text) - 1), ATOM)
                 else:
                     end = (f"{wrap(end, ADDITIVE)} - 1", ADDITIVE)
@@ -766,8 +772,13 @@ class FnLowerer(ExpressionLowerer):
             position = shape.select_items[-1][1]
             keyword = " BULK COLLECT INTO " if bulk else " INTO "
             edits.append((position, position, keyword + ", ".join(into)))
-        for start, end, replacement in sorted(edits, reverse=True):
-            text = text[:start] + replacement + text[end:]
+        # One pass over the edits in order (a splice per edit was quadratic in the binds)
+        pieces: list[str] = []
+        position = 0
+        for start, end, replacement in sorted(edits):
+            pieces += [text[position:start], replacement]
+            position = end
+        text = "".join(pieces) + text[position:]
         text = sqltext.reindent(text, INDENT * self.depth, block.first_column).rstrip(";").rstrip()
         if sqltext.ends_in_line_comment(text):
             # Whatever the lowering writes after the SQL must not land inside that comment.
