@@ -32,6 +32,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "duplicate-name": (Severity.ERROR, "two declarations with one name"),
     "identifier-too-long": (Severity.ERROR, "a PL/SQL name longer than the target allows"),
     "too-many-errors": (Severity.ERROR, "more errors in one category than its code range holds"),
+    "empty-record": (Severity.ERROR, "a record with no fields, which PL/SQL cannot declare"),
     "recursive-record": (Severity.ERROR, "a record type that contains itself"),
     "number-too-large": (Severity.ERROR, "a number literal outside Oracle NUMBER's range"),
     "reserved-name": (Severity.ERROR, "an Oracle reserved word where pellc cannot prefix it"),

@@ -32,12 +32,22 @@ TARGETS = tuple(MAX_IDENTIFIER_BYTES)
 
 
 def _unreserved(name: str, prefix: str) -> str:
+    """`name` lowered, prefixed where Oracle would refuse it bare: a reserved word, or a name
+    that does not start with a letter (Pell allows `_x`; Oracle names start with a letter)."""
     lowered = name.lower()
-    return f"{prefix}{lowered}" if lowered in ORACLE_RESERVED else lowered
+    if lowered in ORACLE_RESERVED or not lowered[:1].isalpha():
+        return f"{prefix}{lowered}"
+    return lowered
+
+
+# Locals the lowering declares start with `l_pell_`: a Pell local whose name would land there
+# (`pell_result`) is written `lv_` instead, so the two can never meet.
+_LOWERING_LOCALS = "pell_"
 
 
 def local_name(name: str) -> str:
-    return f"l_{name.lower()}"
+    lowered = name.lower()
+    return f"lv_{lowered}" if lowered.startswith(_LOWERING_LOCALS) else f"l_{lowered}"
 
 
 def param_name(name: str) -> str:

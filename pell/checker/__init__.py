@@ -157,6 +157,15 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
                 hints=("name the module after the schema its package is created in",),
             )
         )
+    if any(not part[:1].isalpha() for part in module.path):
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"module `{module.dotted_name}`: each part of a module name must start with a "
+                "letter, as Oracle schema and package names do",
+                module.span,
+            )
+        )
     seen: dict[str, ast.Item] = {}
     for item in module.items:
         first = seen.get(item.name.lower())
@@ -299,6 +308,14 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     records: dict[str, RecordInfo] = {}
     for record in record_decls.values():
         check_plain_annotations(record.annotations, "a record", diagnostics)
+        if not record.fields:
+            diagnostics.append(
+                Diagnostic.of(
+                    "empty-record",
+                    f"record `{record.name}` has no fields; a PL/SQL record needs at least one",
+                    record.span,
+                )
+            )
         fields: dict[str, t.Type] = {}
         field_names: dict[str, str] = {}
         for field in record.fields:
