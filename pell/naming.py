@@ -81,7 +81,11 @@ def field_name(name: str) -> str:
 
 
 def fn_name(name: str) -> str:
-    """A fn: `delete` is reserved, so it becomes `fn_delete`."""
+    """A fn: `delete` is reserved, so it becomes `fn_delete`; so does `pell_is_panic`, since
+    the lowering's own subprograms (pell_is_panic, pell_finally) are named `pell_...`."""
+    lowered = name.lower()
+    if lowered.startswith(_LOWERING_LOCALS):
+        return f"fn_{lowered}"
     return _unreserved(name, "fn_")
 
 

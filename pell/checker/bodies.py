@@ -218,6 +218,23 @@ class BodyChecker:
                         stmt.name_span,
                         f"write it: `let {stmt.name}: <type> = ...`",
                     )
+                elif isinstance(value_type, t.SqlRow):
+                    self.error(
+                        "type-mismatch",
+                        f"`let {stmt.name}` would hold a whole query row, which has no PL/SQL "
+                        "type here",
+                        stmt.value.span,
+                        "use its columns (`row.name`), or fetch into a record with .one()",
+                    )
+                    declared = t.UNKNOWN
+                elif isinstance(value_type, t.SqlValue):
+                    self.error(
+                        "needs-annotation",
+                        f"`let {stmt.name}` takes a query column, whose type pellc cannot see",
+                        stmt.name_span,
+                        f"write it: `let {stmt.name}: <type> = ...`",
+                    )
+                    declared = t.UNKNOWN
                 elif isinstance(value_type, t.NeverType):
                     declared = t.UNKNOWN  # `Err(...)` here is reported already
                 elif isinstance(value_type, t.NullType | t.UnitType):

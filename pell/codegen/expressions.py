@@ -170,6 +170,10 @@ class ExpressionLowerer:
     # -- operators
 
     def unary_sql(self, expr: ast.Unary) -> Lowered:
+        inner = expr.operand
+        if isinstance(inner, ast.Unary) and inner.op == expr.op and expr.op in ("-", "!"):
+            # `- -x` is x and `!!b` is b (NULL stays NULL): no parentheses nested per sign
+            return self.lower_with_precedence(inner.operand)
         operand = self.lower_with_precedence(expr.operand)
         if expr.op == "!":
             # NOT binds looser than `=` in PL/SQL; parenthesise a comparison for the reader.

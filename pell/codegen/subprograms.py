@@ -435,7 +435,11 @@ class FnLowerer(ExpressionLowerer):
             self.store(symbol.plsql, stmt.value, symbol.type)
 
     def stmt_assign(self, stmt: ast.Assign) -> None:
-        self.store(self.lower(stmt.target), stmt.value, self.type_of(stmt.target))
+        target = stmt.target
+        type_ = self.type_of(target)
+        if isinstance(target, ast.Name) and isinstance(type_, t.UnknownType):
+            type_ = self.analysis.names[id(target)].type  # a variable's own type
+        self.store(self.lower(target), stmt.value, type_)
 
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         """`target := value`, field by field for record literals, INTO for queries."""

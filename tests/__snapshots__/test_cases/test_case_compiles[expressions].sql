@@ -25,7 +25,7 @@ CREATE OR REPLACE PACKAGE BODY calc AS
     l_z := p_a - (p_b - 1);
     l_m := MOD(p_n, 7);
     l_neg := -p_a;
-    l_neg2 := -(-p_a);
+    l_neg2 := p_a;
     RETURN l_x + l_y - l_z / 2 + l_m + l_neg + l_neg2;
   END arithmetic;
 
