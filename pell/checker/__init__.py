@@ -180,6 +180,26 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
             )
         else:
             seen[item.name.lower()] = item
+        element = item.name.lower().removesuffix("_list")
+        if (
+            isinstance(item, ast.Record)
+            and element != item.name.lower()
+            and (
+                element in t.SCALARS
+                or any(
+                    isinstance(o, ast.Record) and o.name.lower() == element for o in module.items
+                )
+            )
+        ):
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"record `{item.name}` would be the PL/SQL type `t_{item.name.lower()}`, the "
+                    f"name of the type of `list<{element}>`",
+                    item.span,
+                    hints=("choose another name for the record",),
+                )
+            )
         if isinstance(item, ast.Record) and item.name.lower() in t.SCALARS:
             diagnostics.append(
                 Diagnostic.of(
