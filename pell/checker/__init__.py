@@ -167,6 +167,7 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
             )
         )
     seen: dict[str, ast.Item] = {}
+    record_names = {i.name.lower() for i in module.items if isinstance(i, ast.Record)}
     for item in module.items:
         first = seen.get(item.name.lower())
         if first is not None:
@@ -184,12 +185,7 @@ def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None
         if (
             isinstance(item, ast.Record)
             and element != item.name.lower()
-            and (
-                element in t.SCALARS
-                or any(
-                    isinstance(o, ast.Record) and o.name.lower() == element for o in module.items
-                )
-            )
+            and (element in t.SCALARS or element in record_names)
         ):
             diagnostics.append(
                 Diagnostic.of(
