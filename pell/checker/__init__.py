@@ -16,6 +16,7 @@ from pell.checker.bodies import check_fn_body
 from pell.checker.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
+from pell.runtime import TRANSACTION_OPEN, exception_name
 
 __all__ = ["CheckedModule", "TypeResolver", "check"]
 
@@ -352,6 +353,16 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     error_fields: dict[str, dict[str, t.Type]] = {}
     for error in error_decls.values():
         check_error_annotations(error, diagnostics)
+        if exception_name(module.path, error.name) == TRANSACTION_OPEN:
+            diagnostics.append(
+                Diagnostic.of(
+                    "reserved-name",
+                    f"error `{error.name}` of module `{module.dotted_name}` would be "
+                    f"`pell_runtime.{TRANSACTION_OPEN}`, pellc's own exception",
+                    error.span,
+                    hints=("rename the error or the module",),
+                )
+            )
         error_fields[error.name] = {}
         for field in error.fields:
             field_type = resolver.resolve(field.type)
@@ -367,10 +378,24 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
                 )
 
     enums: dict[str, dict[str, str]] = {}
+    constants: dict[str, str] = {}  # PL/SQL constant -> the `Enum::Variant` it was made for
     for item in module.items:
         if isinstance(item, ast.Enum):
             check_plain_annotations(item.annotations, "an enum", diagnostics)
             enums[item.name] = _enum_values(item, diagnostics)
+            for variant in item.variants:
+                constant = naming.enum_constant(item.name, variant.name)
+                first = constants.setdefault(constant, f"{item.name}::{variant.name}")
+                if first.lower() != f"{item.name}::{variant.name}".lower():
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "duplicate-name",
+                            f"`{item.name}::{variant.name}` and `{first}` would both be the "
+                            f"PL/SQL constant `{constant}`",
+                            variant.span,
+                            hints=("rename one of the enums or variants",),
+                        )
+                    )
 
     fns: dict[str, FnInfo] = {}
     for item in module.items:

@@ -87,6 +87,7 @@ class BodyChecker:
     ) -> None:
         self.fn = fn
         self.target = target
+        self.current_bind_span = ast.NO_SPAN  # the bind being resolved, for its diagnostics
         self.module = module
         self.resolver = resolver
         self.diagnostics = diagnostics
@@ -593,6 +594,10 @@ class BodyChecker:
             return t.UNKNOWN
         if isinstance(target, t.SqlRow):
             if expr.name in target.names:
+                if expr.name.lower() in naming.ORACLE_RESERVED:
+                    self.reserved_column(
+                        expr.name, ast.Span(expr.span.end - len(expr.name), expr.span.end)
+                    )
                 return t.SqlValue()
             self.error(
                 "unknown-field",
@@ -950,6 +955,9 @@ class BodyChecker:
             return None
         rewrites = []
         for bind in shape.binds:
+            self.current_bind_span = ast.Span(
+                block.text_start + bind.start, block.text_start + bind.end
+            )
             replacement = self.resolve_bind(bind.name)
             if replacement is None:
                 start = block.text_start + bind.start
@@ -1006,12 +1014,25 @@ class BodyChecker:
                 "use a number (1/0) or text ('Y'/'N') in SQL, and compare it in Pell",
             )
 
+    def reserved_column(self, name: str, span: ast.Span) -> None:
+        """A cursor row's column that is a reserved word (`level`): PL/SQL cannot name it as a
+        field of the row, so it needs an alias in the select list."""
+        self.error(
+            "reserved-name",
+            f"column `{name}` is an Oracle reserved word, so PL/SQL cannot name it as a field "
+            "of the row",
+            span,
+            f"give it an alias in the select list: `{name} as {name}_value`",
+        )
+
     def resolve_bind(self, name: str) -> str | None:
         symbol = self.lookup(name)
         if symbol is not None and not isinstance(symbol.type, t.SqlRow):
             return symbol.plsql
         for row in reversed(self.cursor_rows):
             if isinstance(row.type, t.SqlRow) and name in row.type.names:
+                if name.lower() in naming.ORACLE_RESERVED:
+                    self.reserved_column(name, self.current_bind_span)
                 return f"{row.plsql}.{name}"
         owners = [
             param
