@@ -19,7 +19,13 @@ from pell.ast import ErrorDecl, Module
 from pell.checker.retry_facts import ModuleFacts
 from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
-from pell.runtime import error_category, number_errors, runtime_sql
+from pell.runtime import (
+    describe_clash,
+    error_category,
+    name_clashes,
+    number_errors,
+    runtime_sql,
+)
 
 MANIFEST = ".pellc-manifest.json"
 _UMASK = os.umask(0)
@@ -461,14 +467,12 @@ def _runtime(
     path = out_dir / RUNTIME_FILE
     synthetic = [_module_stub(name, errors) for name, errors in sorted(modules)]
     numbered, overflows = number_errors(synthetic)
-    if overflows:
-        raise RuntimeOverflow(
-            "; ".join(
-                f"the project declares {o.count} {o.category} errors; their code range holds "
-                f"{o.capacity}"
-                for o in overflows
-            )
-        )
+    problems = [
+        f"the project declares {o.count} {o.category} errors; their code range holds {o.capacity}"
+        for o in overflows
+    ] + [describe_clash(*clash) for clash in name_clashes(numbered)]
+    if problems:
+        raise RuntimeOverflow("; ".join(problems))
     sql = runtime_sql(numbered, __version__)
     if check_only:
         return _freshness(path, sql)

@@ -339,10 +339,10 @@ def _check(args: argparse.Namespace) -> int:
 
 def _runtime(args: argparse.Namespace) -> int:
     from pell import __version__, parse
-    from pell.ast import Module
+    from pell.ast import ErrorDecl, Module
     from pell.build import FileError, find_sources, write_atomically
     from pell.diagnostics import Diagnostic, SourceFile, has_errors, render_all
-    from pell.runtime import number_errors, runtime_sql
+    from pell.runtime import describe_clash, name_clashes, number_errors, runtime_sql
 
     for directory in args.dirs:
         if not directory.is_dir():
@@ -395,6 +395,13 @@ def _runtime(args: argparse.Namespace) -> int:
             f"range holds {overflow.capacity}",
             decl.span,
         )
+        sys.stderr.write(render_all([diagnostic], source, args.pretty))
+        failed = True
+    for earlier, clashing in name_clashes(numbered):
+        source, module = sources[clashing.module]
+        decl = next(i for i in module.items if isinstance(i, ErrorDecl) and i.name == clashing.name)
+        message = describe_clash(earlier, clashing)
+        diagnostic = Diagnostic.of("duplicate-name", message, decl.span)
         sys.stderr.write(render_all([diagnostic], source, args.pretty))
         failed = True
     if failed or unreadable:

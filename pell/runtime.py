@@ -93,6 +93,30 @@ def number_errors(
     return numbered, list(overflows.values())
 
 
+def name_clashes(errors: list[NumberedError]) -> list[tuple[NumberedError, NumberedError]]:
+    """Pairs of errors of different modules whose exception names are one (module and error
+    names are joined with `_`: `a.b_c` + `D` and `a.b` + `C_d` both give `a_b_c_d`)."""
+    first: dict[str, NumberedError] = {TRANSACTION_OPEN: NumberedError("pellc", "", "", "", 0)}
+    clashes = []
+    for error in errors:
+        earlier = first.setdefault(error.exception, error)
+        if earlier is not error:
+            clashes.append((earlier, error))
+    return clashes
+
+
+def describe_clash(earlier: NumberedError, error: NumberedError) -> str:
+    what = (
+        "pellc's own exception"
+        if earlier.module == "pellc"
+        else (f"error `{earlier.name}` of module `{earlier.module}`")
+    )
+    return (
+        f"error `{error.name}` of module `{error.module}` and {what} would both be "
+        f"`{RUNTIME_PACKAGE}.{error.exception}`"
+    )
+
+
 def runtime_sql(errors: list[NumberedError], version: str) -> str:
     """The pell_runtime package spec and body."""
     from pell.codegen import template_environment

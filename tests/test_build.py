@@ -426,3 +426,20 @@ def test_inputs_without_a_pell_file_say_so(
         )
         assert capsys.readouterr().err == f"pellc: error: no .pell file found in {empty}\n"
     assert not out.exists()
+
+
+def test_runtime_exceptions_of_two_modules_that_join_to_one_name_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "db"
+    src.mkdir()
+    (src / "one.pell").write_text("module a.b_c;\n\npub error D;\n", "utf-8")
+    (src / "two.pell").write_text("module a.b;\n\npub error C_d;\n", "utf-8")
+    message = (
+        "error `D` of module `a.b_c` and error `C_d` of module `a.b` would both be "
+        "`pell_runtime.a_b_c_d`"
+    )
+    assert main(["runtime", str(src), "-o", str(tmp_path / "rt.sql")]) == 1
+    assert f"{src / 'one.pell'}:3:1: error: {message}  [duplicate-name]" in capsys.readouterr().err
+    result = build_tree([src], tmp_path / "out")
+    assert result.runtime == "failed" and result.runtime_problem == message
