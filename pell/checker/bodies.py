@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pell import ast, naming, sqltext
 from pell.checker import types as t
@@ -201,8 +202,7 @@ class BodyChecker:
         self.scopes.pop()
 
     def stmt(self, stmt: ast.Stmt) -> None:
-        method = getattr(self, "stmt_" + type(stmt).__name__.lower())
-        method(stmt)
+        STATEMENT_CHECKS[type(stmt)](self, stmt)
 
     def stmt_let(self, stmt: ast.Let) -> None:
         declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
@@ -469,8 +469,7 @@ class BodyChecker:
         elif (chain := sql_chain(expr)) is not None:
             type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
         else:
-            method = getattr(self, "expr_" + type(expr).__name__.lower())
-            type_ = method(expr, expected)
+            type_ = EXPRESSION_CHECKS[type(expr)](self, expr, expected)
         self.analysis.types[id(expr)] = type_
         return type_
 
@@ -1292,6 +1291,39 @@ def _describe(expr: ast.Expr) -> str:
     if isinstance(expr, ast.FieldAccess):
         return f"{_describe(expr.target)}.{expr.name}"
     return "the target"
+
+
+# One entry per class of ast.Stmt, and of ast.Expr but the two `expr` handles before it
+# (Propagate, and SqlBlock through sql_chain); a test checks that they cover the unions.
+STATEMENT_CHECKS: dict[type[ast.Node], Callable[[BodyChecker, Any], None]] = {
+    ast.Let: BodyChecker.stmt_let,
+    ast.Assign: BodyChecker.stmt_assign,
+    ast.ExprStmt: BodyChecker.stmt_exprstmt,
+    ast.If: BodyChecker.stmt_if,
+    ast.While: BodyChecker.stmt_while,
+    ast.For: BodyChecker.stmt_for,
+    ast.Break: BodyChecker.stmt_break,
+    ast.Continue: BodyChecker.stmt_continue,
+    ast.Return: BodyChecker.stmt_return,
+    ast.Transaction: BodyChecker.stmt_transaction,
+    ast.Yield: BodyChecker.stmt_yield,
+}
+EXPRESSION_CHECKS: dict[type[ast.Node], Callable[[BodyChecker, Any, t.Type | None], t.Type]] = {
+    ast.NumberLit: BodyChecker.expr_numberlit,
+    ast.StringLit: BodyChecker.expr_stringlit,
+    ast.BoolLit: BodyChecker.expr_boollit,
+    ast.NoneLit: BodyChecker.expr_nonelit,
+    ast.UnitLit: BodyChecker.expr_unitlit,
+    ast.Name: BodyChecker.expr_name,
+    ast.FieldAccess: BodyChecker.expr_fieldaccess,
+    ast.Call: BodyChecker.expr_call,
+    ast.MethodCall: BodyChecker.expr_methodcall,
+    ast.RecordLit: BodyChecker.expr_recordlit,
+    ast.Unary: BodyChecker.expr_unary,
+    ast.Binary: BodyChecker.expr_binary,
+    ast.Wrap: BodyChecker.expr_wrap,
+    ast.ListLit: BodyChecker.expr_listlit,
+}
 
 
 def check_fn_body(

@@ -7,6 +7,8 @@ written only where PL/SQL would otherwise group differently.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from pell import ast, naming
 from pell.checker import types as t
@@ -72,9 +74,7 @@ class ExpressionLowerer:
         return self.lower_with_precedence(expr)[0]
 
     def lower_with_precedence(self, expr: ast.Expr) -> Lowered:
-        method = getattr(self, type(expr).__name__.lower() + "_sql")
-        result: Lowered = method(expr)
-        return result
+        return EXPRESSION_SQL[type(expr)](self, expr)
 
     def prelude_value(self, expr: ast.Expr) -> str:
         """Store `expr` with statements of its own and return the variable holding it."""
@@ -122,6 +122,9 @@ class ExpressionLowerer:
 
     def nonelit_sql(self, expr: ast.NoneLit) -> Lowered:
         return "NULL", ATOM
+
+    def unitlit_sql(self, expr: ast.UnitLit) -> Lowered:
+        return "NULL", ATOM  # `()` only stands where nothing is returned; the checker sees to it
 
     # -- names
 
@@ -223,3 +226,25 @@ class ExpressionLowerer:
 
     def sqlblock_sql(self, expr: ast.SqlBlock) -> Lowered:
         return self.prelude_value(expr), ATOM
+
+
+# One entry per class of ast.Expr (a test checks that it covers the union): a missing one is a
+# test failure, not a user's crash.
+EXPRESSION_SQL: dict[type[ast.Node], Callable[[ExpressionLowerer, Any], Lowered]] = {
+    ast.NumberLit: ExpressionLowerer.numberlit_sql,
+    ast.StringLit: ExpressionLowerer.stringlit_sql,
+    ast.BoolLit: ExpressionLowerer.boollit_sql,
+    ast.NoneLit: ExpressionLowerer.nonelit_sql,
+    ast.UnitLit: ExpressionLowerer.unitlit_sql,
+    ast.Name: ExpressionLowerer.name_sql,
+    ast.FieldAccess: ExpressionLowerer.fieldaccess_sql,
+    ast.Call: ExpressionLowerer.call_sql,
+    ast.MethodCall: ExpressionLowerer.methodcall_sql,
+    ast.RecordLit: ExpressionLowerer.recordlit_sql,
+    ast.Unary: ExpressionLowerer.unary_sql,
+    ast.Binary: ExpressionLowerer.binary_sql,
+    ast.Wrap: ExpressionLowerer.wrap_sql,
+    ast.Propagate: ExpressionLowerer.propagate_sql,
+    ast.ListLit: ExpressionLowerer.listlit_sql,
+    ast.SqlBlock: ExpressionLowerer.sqlblock_sql,
+}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pell import ast, naming, runtime, sqltext
 from pell.checker import types as t
@@ -411,7 +412,7 @@ class FnLowerer(ExpressionLowerer):
         for stmt in block.stmts:
             self.temps_in_use.clear()
             outer, self.source_offset = self.source_offset, stmt.span.start
-            getattr(self, "stmt_" + type(stmt).__name__.lower())(stmt)
+            STATEMENT_SQL[type(stmt)](self, stmt)
             self.source_offset = outer
 
     def loop_body(self, block: ast.Block) -> None:
@@ -798,6 +799,22 @@ class FnLowerer(ExpressionLowerer):
         suffix: str = "",
     ) -> str:
         return self.sql_text(block, into, bulk, suffix) + ";"
+
+
+# One entry per class of ast.Stmt (a test checks that it covers the union).
+STATEMENT_SQL: dict[type[ast.Node], Callable[[FnLowerer, Any], None]] = {
+    ast.Let: FnLowerer.stmt_let,
+    ast.Assign: FnLowerer.stmt_assign,
+    ast.ExprStmt: FnLowerer.stmt_exprstmt,
+    ast.If: FnLowerer.stmt_if,
+    ast.While: FnLowerer.stmt_while,
+    ast.For: FnLowerer.stmt_for,
+    ast.Break: FnLowerer.stmt_break,
+    ast.Continue: FnLowerer.stmt_continue,
+    ast.Return: FnLowerer.stmt_return,
+    ast.Transaction: FnLowerer.stmt_transaction,
+    ast.Yield: FnLowerer.stmt_yield,
+}
 
 
 def _unwrap_value(expr: ast.Expr) -> ast.Expr:
