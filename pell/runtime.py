@@ -119,7 +119,7 @@ def describe_clash(earlier: NumberedError, error: NumberedError) -> str:
 
 def runtime_sql(errors: list[NumberedError], version: str) -> str:
     """The pell_runtime package spec and body."""
-    from pell.codegen import template_environment
+    from pell.resources import template_environment
 
     template = template_environment().get_template("runtime.sql.j2")
     return template.render(

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 from dataclasses import dataclass
-
-import jinja2
 
 from pell import ast, naming
 from pell.checker import types as t
@@ -22,7 +19,7 @@ from pell.codegen.subprograms import (
     source_marker,
 )
 from pell.codegen.types import plsql_type
-from pell.resources import resource_dir
+from pell.resources import template_environment
 from pell.retry import NEVER_RETRY, PANIC_RANGE
 
 
@@ -40,18 +37,6 @@ class PackageView:
     panic_range: tuple[int, int]
     panic_codes: tuple[tuple[str, str], ...]  # (code with its comma, comment); empty: no function
     subprograms: tuple[SubprogramView, ...]
-
-
-@functools.cache
-def template_environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
