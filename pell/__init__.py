@@ -8,34 +8,26 @@ from __future__ import annotations
 
 import codecs
 import gc
-import hashlib
-import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 # The stages import lark, jinja2 and sqlglot when first used, so `pellc --version` and the
 # library's import stay quick.
-from pell import ast
+from pell import ast, compiler
+from pell.compiler import MAX_NESTING, CompileResult
 from pell.diagnostics import (
     SUGGESTIONS_PER_COMPILE,
     Diagnostic,
     SourceFile,
-    has_errors,
     suggestions_left,
 )
 from pell.naming import TARGETS
 
 if TYPE_CHECKING:
     from pell.checker import CheckedModule
-    from pell.checker.retry_facts import ModuleFacts
 
 __version__ = "0.1.0"
-
-# Limits that keep every input answered with diagnostics rather than a crash.
-MAX_SOURCE_CHARS = 10_000_000  # about 25 times the largest module of the benchmark
-MAX_NESTING = 200  # AST levels; real code stays far below
 
 __all__ = [
     "CompileResult",
@@ -47,23 +39,6 @@ __all__ = [
     "decode_source",
     "parse",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class CompileResult:
-    """The SQL of one module (None when it has errors) and every diagnostic found."""
-
-    source: SourceFile
-    sql: str | None
-    diagnostics: tuple[Diagnostic, ...]
-    module: ast.Module | None = None  # the parsed module, when it parsed
-    source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
-    # What its fns commit and call: a build joins these to check retries across modules.
-    retry_facts: ModuleFacts | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.sql is not None
 
 
 def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
@@ -93,59 +68,12 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
     sys.setrecursionlimit(max(recursion_limit, 20 * MAX_NESTING + 1000))
     suggestions = suggestions_left.set(SUGGESTIONS_PER_COMPILE)
     try:
-        return _compile(text, filename, target)
+        return compiler.compile(text, filename, target, __version__)
     finally:
         suggestions_left.reset(suggestions)
         sys.setrecursionlimit(recursion_limit)
         if collecting:
             gc.enable()
-
-
-def _compile(text: str, filename: str, target: str) -> CompileResult:
-    from pell.codegen import generate
-
-    # A byte-order mark is not source; a lone CR (old Mac line ends) is a line break: as LF it
-    # ends `//` comments too, and keeps every offset where it was.
-    text = _LONE_CR.sub("\n", text.removeprefix("\ufeff"))
-
-    source = SourceFile(filename, text)
-    if len(text) > MAX_SOURCE_CHARS:
-        message = (
-            f"the file is {len(text) / 1e6:.1f} million characters; pellc compiles files of "
-            f"up to {MAX_SOURCE_CHARS // 1_000_000} million (split the module)"
-        )
-        return CompileResult(source, None, (Diagnostic.of("too-large", message, ast.Span(0, 0)),))
-    module, diagnostics = parse(text)
-    if module is not None:
-        depth, node = ast.deepest(module)
-        if depth > MAX_NESTING:
-            message = (
-                f"this is nested {depth} levels deep; pellc takes up to {MAX_NESTING} "
-                "(split the expression or the block)"
-            )
-            diagnostics.append(Diagnostic.of("too-deep", message, node.span))
-            return CompileResult(source, None, tuple(diagnostics), module)
-    if module is None:
-        return CompileResult(source, None, tuple(diagnostics))
-    checked, check_diagnostics = check(module, target)
-    diagnostics += check_diagnostics
-    if has_errors(diagnostics):
-        return CompileResult(source, None, tuple(diagnostics), module)
-    sql, origins = generate(checked, filename, text, __version__, target)
-    lines = {}
-    for sql_line, offset in sorted(origins.items()):
-        line, column = source.line_col(offset)
-        lines[str(sql_line)] = [line, column]
-    source_map: dict[str, object] = {
-        "source": filename,
-        "source_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-        "sql_sha256": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
-        "lines": lines,
-    }
-    return CompileResult(source, sql, tuple(diagnostics), module, source_map, checked.retry_facts)
-
-
-_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def decode_source(data: bytes, filename: str) -> tuple[str | None, CompileResult | None]:

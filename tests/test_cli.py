@@ -182,8 +182,8 @@ def test_internal_error_exits_3_without_traceback(
     output = tmp_path / "a.sql"
     assert main(["build", str(source), "-o", str(output)]) == 3
     err = capsys.readouterr().err
-    # the innermost compiler frame: where compile_source called the failing stage
-    assert err.startswith(f"{source}: internal compiler error: KeyError at pell/__init__.py:")
+    # the innermost compiler frame: where compile() called the failing stage
+    assert err.startswith(f"{source}: internal compiler error: KeyError at pell/compiler.py:")
     assert "please report it" in err
     assert "Traceback" not in err
     assert not output.exists()

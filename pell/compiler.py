@@ -1,0 +1,110 @@
+"""The compile, stage by stage: text -> AST -> checked module -> PL/SQL and its source map.
+
+`compile` only chains the stages; each limit (file size, nesting) and the source map is a
+helper of its own. `pell.compile_source` runs it with the interpreter set up for a compile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pell import ast
+from pell.diagnostics import Diagnostic, SourceFile, has_errors
+
+if TYPE_CHECKING:
+    from pell.checker.retry_facts import ModuleFacts
+
+# Limits that keep every input answered with diagnostics rather than a crash.
+MAX_SOURCE_CHARS = 10_000_000  # about 25 times the largest module of the benchmark
+MAX_NESTING = 200  # AST levels; real code stays far below
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+@dataclass(frozen=True, slots=True)
+class CompileResult:
+    """The SQL of one module (None when it has errors) and every diagnostic found."""
+
+    source: SourceFile
+    sql: str | None
+    diagnostics: tuple[Diagnostic, ...]
+    module: ast.Module | None = None  # the parsed module, when it parsed
+    source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
+    # What its fns commit and call: a build joins these to check retries across modules.
+    retry_facts: ModuleFacts | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.sql is not None
+
+
+def compile(text: str, filename: str, target: str, version: str) -> CompileResult:
+    """Source text -> PL/SQL: read, parse, check, generate; no SQL when any stage found errors."""
+    from pell.checker import check
+    from pell.codegen import generate
+    from pell.syntax import parse
+
+    text = readable_text(text)
+    source = SourceFile(filename, text)
+    diagnostics = size_limit(text)
+    if diagnostics:
+        return CompileResult(source, None, tuple(diagnostics))
+    module, diagnostics = parse(text)
+    if module is None:
+        return CompileResult(source, None, tuple(diagnostics))
+    too_deep = nesting_limit(module)
+    if too_deep:
+        return CompileResult(source, None, tuple(diagnostics + too_deep), module)
+    # A module parsed with recovered syntax errors is checked too: every error of a file
+    checked, check_diagnostics = check(module, target)
+    diagnostics += check_diagnostics
+    if has_errors(diagnostics):
+        return CompileResult(source, None, tuple(diagnostics), module)
+    sql, origins = generate(checked, filename, text, version, target)
+    lines = source_map(source, sql, origins)
+    return CompileResult(source, sql, tuple(diagnostics), module, lines, checked.retry_facts)
+
+
+def readable_text(text: str) -> str:
+    """A byte-order mark is not source; a lone CR (old Mac line ends) is a line break: as LF it
+    ends `//` comments too, and every offset stays where it was."""
+    return _LONE_CR.sub("\n", text.removeprefix("\ufeff"))
+
+
+def size_limit(text: str) -> list[Diagnostic]:
+    if len(text) <= MAX_SOURCE_CHARS:
+        return []
+    message = (
+        f"the file is {len(text) / 1e6:.1f} million characters; pellc compiles files of "
+        f"up to {MAX_SOURCE_CHARS // 1_000_000} million (split the module)"
+    )
+    return [Diagnostic.of("too-large", message, ast.Span(0, 0))]
+
+
+def nesting_limit(module: ast.Module) -> list[Diagnostic]:
+    """The checker and code generation recurse once per level: deeper code is refused."""
+    depth, node = ast.deepest(module)
+    if depth <= MAX_NESTING:
+        return []
+    message = (
+        f"this is nested {depth} levels deep; pellc takes up to {MAX_NESTING} "
+        "(split the expression or the block)"
+    )
+    return [Diagnostic.of("too-deep", message, node.span)]
+
+
+def source_map(source: SourceFile, sql: str, origins: dict[int, int]) -> dict[str, object]:
+    """SQL line -> [Pell line, column], with the hashes of both texts."""
+    lines = {}
+    for sql_line, offset in sorted(origins.items()):
+        line, column = source.line_col(offset)
+        lines[str(sql_line)] = [line, column]
+    return {
+        "source": source.name,
+        "source_sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),
+        "sql_sha256": hashlib.sha256(sql.encode("utf-8")).hexdigest(),
+        "lines": lines,
+    }
