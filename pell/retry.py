@@ -96,22 +96,90 @@ _DEFAULT_ATTEMPTS = 3
 # More attempts than this is a loop, not a retry; it also bounds `pellc explain`'s table.
 MAX_ATTEMPTS = 100
 
-# Accepted names -> canonical names (backoff_ms and cap_ms are public pell 0.1 spellings).
+
+@dataclass(frozen=True, slots=True)
+class RetryArgument:
+    """One argument @retry takes: the README and docs/retry.md print this table (a test keeps
+    them equal), the reader accepts its names and aliases, and unknown names list it."""
+
+    name: str
+    meaning: str
+    default: str
+    aliases: tuple[str, ...] = ()  # other spellings accepted (public pell 0.1's)
+
+
+RETRY_ARGUMENTS: tuple[RetryArgument, ...] = (
+    RetryArgument("n", "total attempts, the first included; a whole number from 1 to 100", "3"),
+    RetryArgument(
+        "backoff",
+        "base sleep between attempts, in milliseconds",
+        "0: no sleep at all",
+        ("backoff_ms",),
+    ),
+    RetryArgument(
+        "jitter",
+        "extra random sleep, uniform in [0, jitter] ms, added after the exponential factor",
+        "0",
+    ),
+    RetryArgument(
+        "exponential",
+        "`true`: multiply the base by 2^(k-1) after the k-th failed attempt",
+        "`false`",
+    ),
+    RetryArgument(
+        "cap",
+        "ceiling on the whole sleep in ms, applied after jitter; not below `backoff`",
+        "none",
+        ("cap_ms",),
+    ),
+    RetryArgument(
+        "on",
+        "retry only these error classes (`deadlock`, `serialization`, `busy`, `lock_timeout`, "
+        "`snapshot_too_old`) and Pell errors",
+        "every error but panics",
+    ),
+    RetryArgument(
+        "scope",
+        '`"savepoint"`, or `"transaction"` for top-level entry points (full ROLLBACK/COMMIT)',
+        '`"savepoint"`',
+    ),
+    RetryArgument(
+        "isolation",
+        '`"serializable"` or `"read_committed"`, set first in every attempt (transaction scope '
+        "only)",
+        "none",
+    ),
+    RetryArgument(
+        "within",
+        "a deadline in ms for the whole call; past it, the call gives up (through `recover` "
+        "if given)",
+        "none",
+    ),
+    RetryArgument(
+        "recover",
+        "a fn with the same signature, called after the rollback when attempts or time run out",
+        "none",
+    ),
+    RetryArgument(
+        "observe",
+        "`true`: V$SESSION.ACTION shows `retry <k>/<n> <fn>` while retrying",
+        "`false`",
+    ),
+)
+
+# Accepted names -> canonical names.
 _ARGUMENT_NAMES = {
-    "n": "n",
-    "backoff": "backoff",
-    "backoff_ms": "backoff",
-    "jitter": "jitter",
-    "exponential": "exponential",
-    "cap": "cap",
-    "cap_ms": "cap",
-    "on": "on",
-    "scope": "scope",
-    "within": "within",
-    "recover": "recover",
-    "observe": "observe",
-    "isolation": "isolation",
+    spelling: argument.name
+    for argument in RETRY_ARGUMENTS
+    for spelling in (argument.name, *argument.aliases)
 }
+
+
+def argument_table() -> str:
+    """The Markdown table of @retry's arguments, as the README and docs/retry.md show it."""
+    rows = [f"| `{a.name}` | {a.meaning} | {a.default} |" for a in RETRY_ARGUMENTS]
+    return "\n".join(["| argument | meaning | default |", "|---|---|---|", *rows])
+
 
 # The built-in error classes `on = [...]` may name: class -> (Oracle code, what it is).
 ERROR_CLASSES: dict[str, tuple[int, str]] = {
@@ -302,8 +370,9 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
             error(
                 f"unknown @retry argument `{arg.name}`{suggestion}",
                 arg,
-                "@retry takes n, backoff, jitter, exponential, cap, on, scope, isolation, "
-                "within, recover and observe",
+                "@retry takes "
+                + ", ".join(a.name for a in RETRY_ARGUMENTS[:-1])
+                + f" and {RETRY_ARGUMENTS[-1].name}",
             )
             continue
         else:

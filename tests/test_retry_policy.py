@@ -201,3 +201,24 @@ def test_schedule_caps_and_deadline() -> None:
     )
     assert [str(r.sleep_max) for r in rows] == ["0", "1", "1.5", "1.5"]
     assert [r.within_deadline for r in rows] == [True, True, False, False]
+
+
+def test_the_argument_table_is_the_one_the_docs_print() -> None:
+    from pathlib import Path
+
+    from pell.retry import RETRY_ARGUMENTS, argument_table
+
+    root = Path(__file__).parent.parent
+    for doc in ("README.md", "docs/retry.md"):
+        assert argument_table() in (root / doc).read_text(encoding="utf-8"), doc
+    # every name and alias of the table is read as an argument; another name is unknown
+    def unknown(arguments: str) -> bool:
+        module, _ = parse(f"module m;\n@retry{arguments}\nfn f() {{ }}\n")
+        assert module is not None and isinstance(module.items[0], ast.Fn)
+        _, found = policy_from_annotation(module.items[0].annotations[0])
+        return any("unknown @retry argument" in d.message for d in found)
+
+    for argument in RETRY_ARGUMENTS:
+        for spelling in (argument.name, *argument.aliases):
+            assert not unknown(f"({spelling}=1)"), spelling
+    assert unknown("(retries=1)")
