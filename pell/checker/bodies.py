@@ -28,13 +28,13 @@ TEXT_METHODS: dict[str, tuple[tuple[t.Type, ...], t.Type]] = {
 
 LIST_METHODS: dict[str, t.Type] = {"len": t.INT, "is_empty": t.BOOL}
 
-# sql! { } terminators and modifiers.
 # PL/SQL's VARCHAR2 holds 32,767 bytes (PL/SQL Language Reference, "Data Types").
 MAX_TEXT_LITERAL_BYTES = 32_767
 # Oracle's NUMBER reaches 9.99...E125: 126 digits before the decimal point.
 MAX_NUMBER_DIGITS = 126
 PLS_INTEGER_MAX = 2**31 - 1
 
+# sql! { } terminators and modifiers.
 SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
 SQL_MODIFIERS = ("returning", "for_update")
 
