@@ -40,14 +40,14 @@ def _unreserved(name: str, prefix: str) -> str:
     return lowered
 
 
-# Locals the lowering declares start with `l_pell_`: a Pell local whose name would land there
-# (`pell_result`) is written `lv_` instead, so the two can never meet.
-_LOWERING_LOCALS = "pell_"
+# The lowering's own names start with `pell_` (locals `l_pell_...`, subprograms `pell_...`): a
+# Pell local or fn whose name would land there gets another prefix, so the two never meet.
+_LOWERING_PREFIX = "pell_"
 
 
 def local_name(name: str) -> str:
     lowered = name.lower()
-    return f"lv_{lowered}" if lowered.startswith(_LOWERING_LOCALS) else f"l_{lowered}"
+    return f"lv_{lowered}" if lowered.startswith(_LOWERING_PREFIX) else f"l_{lowered}"
 
 
 def param_name(name: str) -> str:
@@ -84,7 +84,7 @@ def fn_name(name: str) -> str:
     """A fn: `delete` is reserved, so it becomes `fn_delete`; so does `pell_is_panic`, since
     the lowering's own subprograms (pell_is_panic, pell_finally) are named `pell_...`."""
     lowered = name.lower()
-    if lowered.startswith(_LOWERING_LOCALS):
+    if lowered.startswith(_LOWERING_PREFIX):
         return f"fn_{lowered}"
     return _unreserved(name, "fn_")
 

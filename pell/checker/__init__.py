@@ -146,7 +146,9 @@ def twice(name: str, first: str) -> str:
     return f"`{name}` and `{first}` differ only in case, and PL/SQL names ignore case"
 
 
-def _check_duplicates(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    """Module and item names Oracle would refuse or merge: reserved or odd module parts, items
+    declared twice or differing only in case, records whose types would be another's."""
     if len(module.path) > 1 and module.path[0].lower() in naming.ORACLE_RESERVED:
         # pellc prefixes reserved package, fn and field names, but a schema is the database's
         diagnostics.append(
@@ -316,7 +318,7 @@ def check_identifier_lengths(
 def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list[Diagnostic]]:
     """Check a parsed module for a target; every problem is returned, not only the first."""
     diagnostics: list[Diagnostic] = []
-    _check_duplicates(module, diagnostics)
+    _check_names(module, diagnostics)
     record_decls = {i.name: i for i in module.items if isinstance(i, ast.Record)}
     error_decls = {i.name: i for i in module.items if isinstance(i, ast.ErrorDecl)}
     enum_names = frozenset(i.name for i in module.items if isinstance(i, ast.Enum))

@@ -107,7 +107,7 @@ class BodyChecker:
     ) -> None:
         self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
 
-    def error_count(self) -> int:
+    def diagnostic_count(self) -> int:
         """How many diagnostics so far: unchanged across a check means nothing was reported."""
         return len(self.diagnostics)
 
@@ -207,11 +207,14 @@ class BodyChecker:
     def stmt_let(self, stmt: ast.Let) -> None:
         declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
         if stmt.value is not None:
-            errors_before = self.error_count()
+            reported_before = self.diagnostic_count()
             value_type = self.expr(stmt.value, declared)
             if declared is None:
                 declared = value_type
-                if isinstance(value_type, t.UnknownType) and self.error_count() == errors_before:
+                if (
+                    isinstance(value_type, t.UnknownType)
+                    and self.diagnostic_count() == reported_before
+                ):
                     # e.g. an Oracle package call: pellc does not know what it returns
                     self.error(
                         "needs-annotation",
@@ -889,13 +892,13 @@ class BodyChecker:
 
     def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
         element = expected.element if isinstance(expected, t.ListType) else None
-        errors_before = self.error_count()
+        reported_before = self.diagnostic_count()
         types = [self.expr(item, element) for item in expr.items]
         if element is None:
             if (
                 types
                 and isinstance(types[0], t.UnknownType)
-                and self.error_count() == errors_before
+                and self.diagnostic_count() == reported_before
             ):
                 self.error(
                     "needs-annotation",

@@ -42,11 +42,6 @@ DML = frozenset({"insert", "update", "delete", "merge"})
 # ---- the checks --------------------------------------------------------------
 
 
-def _where(graph: RetryGraph, module: str, key: FnKey, span: ast.Span, what: str) -> Note | None:
-    """A note at `span` of `key` when it is in `module` (notes point into the same file)."""
-    return Note(what, span) if key[0] == module else None
-
-
 def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
     """Every retry-safety diagnostic of `module`'s fns, seen through `graph`'s calls."""
     diagnostics: list[Diagnostic] = []
@@ -61,8 +56,9 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
         """` (<what>, in `f`)` and, for a commit in this file, a note pointing at it."""
         inside = "" if commit.origin == callee else f", in {name_of(commit.origin)}"
         where = f" ({commit.what}{inside})"
-        note = _where(graph, module, commit.origin, commit.origin_span, f"{commit.what} here")
-        return where, tuple(notes + ([note] if note else []))
+        if commit.origin[0] == module:  # a note points into the same file only
+            notes = [*notes, Note(f"{commit.what} here", commit.origin_span)]
+        return where, tuple(notes)
 
     for fn in facts.fns.values():
         key = (module, fn.name)
@@ -353,6 +349,13 @@ def project_findings(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
     graph = RetryGraph(modules)
     found: dict[str, list[Diagnostic]] = {}
     for module in modules:
+        outgoing = (
+            callee[0] != module.name
+            for fn in module.fns
+            for _, callee in graph.calls[(module.name, fn)]
+        )
+        if not any(outgoing):
+            continue  # no call leaves the module: it found all of its findings on its own
         alone = set(retry_findings(RetryGraph([module]), module.name))
         extra = [d for d in retry_findings(graph, module.name) if d not in alone]
         if extra:
