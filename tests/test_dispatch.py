@@ -1,4 +1,5 @@
-"""Every AST class has its check and its lowering: the dispatch tables cover the unions.
+"""Every AST class has its check and its lowering: the dispatch tables cover the unions; and
+every text and list method of the method table is typed and lowered.
 
 (A table keyed by class replaced `getattr(self, name + "_sql")`, which hid a missing case, such
 as list literals in codegen, until a user's program crashed on it.)
@@ -8,10 +9,16 @@ from __future__ import annotations
 
 from typing import get_args
 
-from pell import ast
-from pell.checker.bodies import EXPRESSION_CHECKS, STATEMENT_CHECKS
+import pytest
+
+from pell import ast, compile_source, naming
+from pell.checker.bodies import STATEMENT_CHECKS
+from pell.checker.expressions import EXPRESSION_CHECKS
+from pell.checker.methods import LIST_METHODS, METHODS, TEXT_METHODS, Method
 from pell.codegen.expressions import EXPRESSION_SQL
 from pell.codegen.subprograms import STATEMENT_SQL
+from pell.diagnostics import render_all
+from pell.precedence import ATOM
 
 EXPRESSIONS = set(get_args(ast.Expr))
 STATEMENTS = set(get_args(ast.Stmt))
@@ -33,3 +40,27 @@ def test_every_statement_and_expression_is_checked() -> None:
     assert set(STATEMENT_CHECKS) == STATEMENTS
     # `expr` handles these two itself, before the table: `?` and sql! { } chains
     assert set(EXPRESSION_CHECKS) | {ast.Propagate, ast.SqlBlock} == EXPRESSIONS
+
+
+@pytest.mark.parametrize("method", METHODS, ids=lambda m: f"{m.receiver}.{m.name}")
+def test_every_method_is_typed_and_lowered(method: Method) -> None:
+    """A call of each text and list method type-checks as its table entry says (its arguments
+    and its result), and lowers to its template."""
+    receiver = "list<int>" if method.receiver == "list" else "text"
+    params = "".join(f", a{i}: {param}" for i, param in enumerate(method.params))
+    args = ", ".join(f"a{i}" for i in range(len(method.params)))
+    source = (
+        f"module methods;\n\npub fn f(r: {receiver}{params}) -> {method.result} {{\n"
+        f"    return r.{method.name}({args});\n}}\n"
+    )
+    result = compile_source(source, "methods.pell")
+    assert result.sql is not None, render_all(result.diagnostics, result.source)
+    lowered, _ = method.lower(
+        (naming.param_name("r"), ATOM),
+        [naming.param_name(f"a{i}") for i in range(len(method.params))],
+    )
+    assert f"RETURN {lowered};" in result.sql
+
+
+def test_the_method_table_has_one_entry_per_receiver_and_name() -> None:
+    assert len(TEXT_METHODS) + len(LIST_METHODS) == len(METHODS)

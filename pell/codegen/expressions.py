@@ -12,11 +12,21 @@ from typing import Any
 
 from pell import ast, naming
 from pell.checker import types as t
-from pell.checker.bodies import sql_chain
+from pell.checker.methods import LIST_METHODS, TEXT_METHODS
 from pell.checker.model import CheckedModule, FnAnalysis
-
-# PL/SQL precedence, loosest first. `||` binds like `+` and `-` in PL/SQL.
-OR, AND, NOT, COMPARISON, ADDITIVE, MULTIPLICATIVE, UNARY, ATOM = range(1, 9)
+from pell.checker.sql_typing import sql_chain
+from pell.precedence import (
+    ADDITIVE,
+    AND,
+    ATOM,
+    COMPARISON,
+    MULTIPLICATIVE,
+    NOT,
+    OR,
+    UNARY,
+    Lowered,
+    wrap,
+)
 
 # Pell binary operator -> (PL/SQL operator, precedence)
 BINARY_OPERATORS: dict[str, tuple[str, int]] = {
@@ -38,8 +48,6 @@ BINARY_OPERATORS: dict[str, tuple[str, int]] = {
 _CONTROL = re.compile(r"[\x00-\x1f]")
 _CONTROL_SPLIT = re.compile(r"([^\x00-\x1f]*)([\x00-\x1f]?)")
 
-Lowered = tuple[str, int]  # (PL/SQL text, precedence)
-
 
 def quote_text(value: str) -> str:
     """A PL/SQL text literal: `'` doubled; newlines and tabs as CHR() so the literal stays on one line."""
@@ -54,11 +62,6 @@ def quote_text(value: str) -> str:
     return " || ".join(pieces)
 
 
-def wrap(lowered: Lowered, minimum: int) -> str:
-    text, precedence = lowered
-    return text if precedence >= minimum else f"({text})"
-
-
 class ExpressionLowerer:
     """Lowers expressions of one fn. Record literals and SQL results that need a statement of
     their own go through `prelude_value`, which subclasses implement."""
@@ -66,6 +69,9 @@ class ExpressionLowerer:
     def __init__(self, checked: CheckedModule, analysis: FnAnalysis) -> None:
         self.checked = checked
         self.analysis = analysis
+        # Paths of the calls lowered since the last statement was emitted (the statement tree
+        # records which calls each statement makes).
+        self.calls: list[tuple[str, ...]] = []
 
     def type_of(self, expr: ast.Expr) -> t.Type:
         return self.analysis.types.get(id(expr), t.UNKNOWN)
@@ -141,6 +147,7 @@ class ExpressionLowerer:
 
     def call_sql(self, expr: ast.Call) -> Lowered:
         path = expr.callee.path
+        self.calls.append(path)
         callee = naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
         args = ", ".join(self.lower(arg) for arg in expr.args)
         return (f"{callee}({args})" if expr.args else callee), ATOM
@@ -150,25 +157,12 @@ class ExpressionLowerer:
             return self.prelude_value(expr), ATOM
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
-        name = expr.name
-        if isinstance(self.type_of(expr.target), t.ListType):
-            count = f"{wrap(target, ATOM)}.COUNT"
-            return (count, ATOM) if name == "len" else (f"{count} = 0", COMPARISON)
-        if name == "len":
-            return f"LENGTH({target[0]})", ATOM
-        if name == "is_empty":
-            return f"{wrap(target, ADDITIVE)} IS NULL", COMPARISON
-        if name in ("upper", "lower", "trim"):
-            return f"{name.upper()}({target[0]})", ATOM
-        if name == "contains":
-            return f"INSTR({target[0]}, {args[0]}) > 0", COMPARISON
-        if name == "starts_with":
-            return f"SUBSTR({target[0]}, 1, LENGTH({args[0]})) = {args[0]}", COMPARISON
-        if name == "ends_with":
-            return f"SUBSTR({target[0]}, -LENGTH({args[0]})) = {args[0]}", COMPARISON
-        if name == "substr":
-            return f"SUBSTR({target[0]}, {args[0]}, {args[1]})", ATOM
-        raise NotImplementedError(f"method .{name}()")
+        methods = (
+            LIST_METHODS if isinstance(self.type_of(expr.target), t.ListType) else TEXT_METHODS
+        )
+        if expr.name not in methods:
+            raise NotImplementedError(f"method .{expr.name}()")
+        return methods[expr.name].lower(target, args)
 
     # -- operators
 

@@ -1,0 +1,532 @@
+"""Typing the expressions of one fn body: literals, names, fields, calls, text and list
+methods, operators, record and list literals, and `Err(...)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pell import ast, naming
+from pell.checker import types as t
+from pell.checker.methods import LIST_METHODS, TEXT_METHODS, spoken_list
+from pell.checker.model import Symbol
+from pell.checker.sql_typing import SqlChecker, sql_chain
+from pell.diagnostics import Note, did_you_mean, quoted_with_article
+
+# PL/SQL's VARCHAR2 holds 32,767 bytes (PL/SQL Language Reference, "Data Types").
+MAX_TEXT_LITERAL_BYTES = 32_767
+# Oracle's NUMBER reaches 9.99...E125: 126 digits before the decimal point.
+MAX_NUMBER_DIGITS = 126
+PLS_INTEGER_MAX = 2**31 - 1
+
+
+class ExpressionChecker(SqlChecker):
+    """Types the expressions of one fn body, recording each type (and each name's symbol) in
+    the FnAnalysis."""
+
+    def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
+        if isinstance(expr, ast.Propagate):
+            type_ = self.expr(expr.operand, expected, as_statement)
+            self.map_not_found(expr)
+        elif (chain := sql_chain(expr)) is not None:
+            type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
+        else:
+            type_ = EXPRESSION_CHECKS[type(expr)](self, expr, expected)
+        self.analysis.types[id(expr)] = type_
+        return type_
+
+    def map_not_found(self, expr: ast.Propagate) -> None:
+        """`.one()?` in a fn that can raise a `*NotFound` error: NO_DATA_FOUND becomes it."""
+        chain = sql_chain(expr.operand)
+        if chain is None or not chain[1] or chain[1][-1].name != "one":
+            return
+        error = next((e for e in self.fn.errors if e.endswith("NotFound")), None)
+        if error is None:
+            return
+        fields = []
+        for name in self.module.error_fields[error]:
+            symbol = self.lookup(name)
+            fields.append((name, symbol.plsql if symbol else self.resolve_bind(name)))
+        self.analysis.not_found[id(expr)] = (error, tuple(fields))
+
+    def expr_numberlit(self, expr: ast.NumberLit, expected: t.Type | None) -> t.Type:
+        whole = expr.text.split(".")[0].lstrip("0")
+        if len(whole) > MAX_NUMBER_DIGITS:
+            self.error(
+                "number-too-large",
+                f"this number has {len(whole)} digits before the point; Oracle's NUMBER holds "
+                f"up to {MAX_NUMBER_DIGITS} (9.99E125)",
+                expr.span,
+            )
+            return t.NUMBER
+        if "." in expr.text or len(whole) > 10 or int(whole or "0") > PLS_INTEGER_MAX:
+            return t.NUMBER  # a PLS_INTEGER would overflow: the literal is a NUMBER
+        return t.INT
+
+    def expr_stringlit(self, expr: ast.StringLit, expected: t.Type | None) -> t.Type:
+        for part in expr.parts:
+            if isinstance(part, str):
+                size = len(part.encode("utf-8"))
+                if size > MAX_TEXT_LITERAL_BYTES:
+                    self.error(
+                        "text-too-long",
+                        f"this text is {size:,} bytes; a PL/SQL text value holds up to "
+                        f"{MAX_TEXT_LITERAL_BYTES:,}",
+                        expr.span,
+                        "keep long text in a table (or a CLOB) and read it from there",
+                    )
+            else:
+                part_type = self.expr(part, None)
+                if not isinstance(part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
+                    self.error(
+                        "type-mismatch",
+                        f"{quoted_with_article(part_type)} cannot be interpolated into text",
+                        part.span,
+                        "interpolate its fields one by one",
+                    )
+        return t.TEXT
+
+    def expr_boollit(self, expr: ast.BoolLit, expected: t.Type | None) -> t.Type:
+        return t.BOOL
+
+    def expr_nonelit(self, expr: ast.NoneLit, expected: t.Type | None) -> t.Type:
+        return t.NullType()
+
+    def expr_unitlit(self, expr: ast.UnitLit, expected: t.Type | None) -> t.Type:
+        return t.UNIT
+
+    def expr_name(self, expr: ast.Name, expected: t.Type | None) -> t.Type:
+        if len(expr.path) == 2 and expr.path[0] in self.module.enums:
+            enum, variant = expr.path
+            variants = self.module.enums[enum]
+            if variant not in variants:
+                self.error(
+                    "unknown-name",
+                    f"enum `{enum}` has no variant `{variant}`{did_you_mean(variant, list(variants))}",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            self.analysis.names[id(expr)] = Symbol(
+                expr.text, naming.enum_constant(enum, variant), t.TEXT, "constant", False, expr.span
+            )
+            return t.TEXT
+        if len(expr.path) > 1:
+            self.error(
+                "unsupported",
+                f"`{expr.text}` names a value in another package; only calls are supported",
+                expr.span,
+            )
+            return t.UNKNOWN
+        if expr.path[0] in self.module.errors and self.lookup(expr.path[0]) is None:
+            self.error(
+                "type-mismatch",
+                f"`{expr.path[0]}` is an error; raise it with `Err(...)`",
+                expr.span,
+            )
+            return t.UNKNOWN
+        symbol = self.resolve_name(expr)
+        return symbol.type if symbol else t.UNKNOWN
+
+    def expr_fieldaccess(self, expr: ast.FieldAccess, expected: t.Type | None) -> t.Type:
+        target = self.expr(expr.target, None)
+        if isinstance(target, t.RecordType):
+            fields = self.module.records[target.name].fields
+            if expr.name in fields:
+                return fields[expr.name]
+            self.error(
+                "unknown-field",
+                f"record `{target.name}` has no field `{expr.name}`"
+                f"{did_you_mean(expr.name, list(fields))}",
+                ast.Span(expr.span.end - len(expr.name), expr.span.end),
+            )
+            return t.UNKNOWN
+        if isinstance(target, t.SqlRow):
+            if expr.name in target.names:
+                if expr.name.lower() in naming.ORACLE_RESERVED:
+                    self.reserved_column(
+                        expr.name, ast.Span(expr.span.end - len(expr.name), expr.span.end)
+                    )
+                return t.SqlValue()
+            self.error(
+                "unknown-field",
+                f"the query has no column `{expr.name}`{did_you_mean(expr.name, target.names)}",
+                ast.Span(expr.span.end - len(expr.name), expr.span.end),
+                "give the column an alias in the select list",
+            )
+            return t.UNKNOWN
+        if not isinstance(target, t.UnknownType):
+            self.error(
+                "unknown-field",
+                f"{quoted_with_article(target)} has no fields (`.{expr.name}`)",
+                expr.span,
+            )
+        return t.UNKNOWN
+
+    def expr_call(self, expr: ast.Call, expected: t.Type | None) -> t.Type:
+        path = expr.callee.path
+        if len(path) > 1:
+            package = path[0]
+            if package not in self.module.imports:
+                self.error(
+                    "unknown-name",
+                    f"package `{package}` is not imported",
+                    expr.callee.span,
+                    f"add `import {package};` after the module line",
+                )
+            for arg in expr.args:
+                self.expr(arg, None)
+            return t.UNKNOWN
+        name = path[0]
+        fn = self.module.fns.get(name)
+        if fn is None and name == "exec_dyn":
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.error(
+                "unsupported", "dynamic SQL (`exec_dyn`) is not supported yet", expr.callee.span
+            )
+            return t.UNKNOWN
+        if fn is None:
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.error(
+                "unknown-fn",
+                f"unknown fn `{name}`{did_you_mean(name, lambda: sorted(self.module.fns))}",
+                expr.callee.span,
+            )
+            return t.UNKNOWN
+        if len(expr.args) != len(fn.params):
+            self.error(
+                "arity",
+                f"fn `{name}` takes {len(fn.params)} argument{'s' * (len(fn.params) != 1)}, "
+                f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
+                expr.span,
+                notes=(Note(f"`{name}` is declared here", fn.decl.name_span),),
+            )
+        for arg, param in zip(expr.args, fn.params, strict=False):
+            arg_type = self.expr(arg, param.type)
+            if not t.assignable(arg_type, param.type):
+                self.error(
+                    "type-mismatch",
+                    f"argument `{param.decl.name}` of `{name}` is `{param.type}`, not `{arg_type}`",
+                    arg.span,
+                )
+            if param.decl.mode != "in":
+                self.assign_target(arg)
+        for arg in expr.args[len(fn.params) :]:
+            self.expr(arg, None)
+        return fn.returns
+
+    def expr_methodcall(self, expr: ast.MethodCall, expected: t.Type | None) -> t.Type:
+        target = self.expr(expr.target, None)
+        if isinstance(target, t.UnknownType):
+            for arg in expr.args:
+                self.expr(arg, None)
+            return t.UNKNOWN
+        if isinstance(target, t.ListType):
+            method = LIST_METHODS.get(expr.name)
+            if method is None:
+                self.error(
+                    "unknown-fn",
+                    f"a list has no method `{expr.name}`{did_you_mean(expr.name, list(LIST_METHODS))}",
+                    expr.span,
+                    f"lists have {spoken_list(LIST_METHODS)}",
+                )
+                return t.UNKNOWN
+            if expr.args:
+                self.error("arity", f"`.{expr.name}()` takes no arguments", expr.span)
+            return method.result
+        if t.is_text(target) or isinstance(target, t.SqlValue):
+            method = TEXT_METHODS.get(expr.name)
+            if method is None:
+                self.error(
+                    "unknown-fn",
+                    f"text has no method `{expr.name}`{did_you_mean(expr.name, list(TEXT_METHODS))}",
+                    expr.name_span,
+                )
+                return t.UNKNOWN
+            params = method.params
+            if len(expr.args) != len(params):
+                self.error(
+                    "arity",
+                    f"`.{expr.name}()` takes {len(params)} argument{'s' * (len(params) != 1)}, "
+                    f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
+                    expr.span,
+                )
+            for arg, param in zip(expr.args, params, strict=False):
+                arg_type = self.expr(arg, param)
+                if not t.assignable(arg_type, param):
+                    self.error(
+                        "type-mismatch",
+                        f"`.{expr.name}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",
+                        arg.span,
+                    )
+            return method.result
+        self.error(
+            "unknown-fn", f"{quoted_with_article(target)} has no method `{expr.name}`", expr.span
+        )
+        return t.UNKNOWN
+
+    def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
+        if expr.type_name in self.module.errors:
+            self.error(
+                "type-mismatch",
+                f"`{expr.type_name}` is an error; raise it with `Err({expr.type_name} {{ ... }})`",
+                expr.span,
+            )
+            for init in expr.fields:
+                self.expr(init.value, None)
+            return t.UNKNOWN
+        record = self.module.records.get(expr.type_name)
+        if record is None:
+            for init in expr.fields:
+                self.expr(init.value, None)
+            self.error(
+                "unknown-type",
+                f"unknown record `{expr.type_name}`"
+                f"{did_you_mean(expr.type_name, lambda: sorted(self.module.records))}",
+                ast.Span(expr.span.start, expr.span.start + len(expr.type_name)),
+            )
+            return t.UNKNOWN
+        self.field_inits(expr.type_name, record.fields, expr.fields, expr.span)
+        return t.RecordType(expr.type_name)
+
+    def field_inits(
+        self,
+        type_name: str,
+        fields: dict[str, t.Type],
+        inits: tuple[ast.FieldInit, ...],
+        span: ast.Span,
+    ) -> None:
+        given: set[str] = set()
+        for init in inits:
+            if init.name in given:
+                self.error("duplicate-name", f"field `{init.name}` is given twice", init.span)
+            given.add(init.name)
+            field_type = fields.get(init.name)
+            if field_type is None:
+                self.expr(init.value, None)
+                self.error(
+                    "unknown-field",
+                    f"`{type_name}` has no field `{init.name}`"
+                    f"{did_you_mean(init.name, list(fields))}",
+                    init.span,
+                )
+                continue
+            value_type = self.expr(init.value, field_type)
+            if not t.assignable(value_type, field_type):
+                self.error(
+                    "type-mismatch",
+                    f"field `{init.name}` of `{type_name}` is `{field_type}`, not `{value_type}`",
+                    init.value.span,
+                )
+        missing = [name for name in fields if name not in given]
+        if missing:
+            listed = ", ".join(f"`{name}`" for name in missing)
+            self.error(
+                "unknown-field",
+                f"`{type_name}` literal is missing field{'s' * (len(missing) > 1)} {listed}",
+                span,
+            )
+
+    def expr_unary(self, expr: ast.Unary, expected: t.Type | None) -> t.Type:
+        operand = self.expr(expr.operand, None)
+        if expr.op == "-":
+            if not t.is_numeric(operand):
+                self.error(
+                    "type-mismatch",
+                    f"`-` needs a number, not {quoted_with_article(operand)}",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            return operand
+        if not t.assignable(operand, t.BOOL):
+            self.error(
+                "type-mismatch",
+                f"`!` needs a `bool`, not {quoted_with_article(operand)}",
+                expr.span,
+            )
+        return t.BOOL
+
+    def expr_binary(self, expr: ast.Binary, expected: t.Type | None) -> t.Type:
+        left = self.expr(expr.left, None)
+        right = self.expr(expr.right, None)
+        op = expr.op
+        if isinstance(left, t.UnknownType) or isinstance(right, t.UnknownType):
+            return t.BOOL if op in ("||", "&&", "==", "!=", "<", "<=", ">", ">=") else t.UNKNOWN
+        if op in ("||", "&&"):
+            for side, side_type in ((expr.left, left), (expr.right, right)):
+                if not t.assignable(side_type, t.BOOL):
+                    self.error(
+                        "type-mismatch",
+                        f"`{op}` needs `bool` operands, not `{side_type}`",
+                        side.span,
+                    )
+            return t.BOOL
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            if not t.comparable(left, right) or not _is_sql_comparable(left):
+                self.error(
+                    "type-mismatch",
+                    f"cannot compare {quoted_with_article(left)} with {quoted_with_article(right)} using `{op}`",
+                    expr.span,
+                )
+            return t.BOOL
+        if op == "+" and (t.is_text(left) or t.is_text(right)):
+            if (t.is_text(left) and (t.is_text(right) or isinstance(right, t.SqlValue))) or (
+                isinstance(left, t.SqlValue) and t.is_text(right)
+            ):
+                return t.BIGTEXT if t.BIGTEXT in (left, right) else t.TEXT
+            self.error(
+                "type-mismatch",
+                f"`+` joins two texts or adds two numbers; here it has {quoted_with_article(left)} and {quoted_with_article(right)}",
+                expr.span,
+                'interpolate instead: "{a}{b}"',
+            )
+            return t.UNKNOWN
+        if t.is_numeric(left) and t.is_numeric(right):
+            if op == "/":
+                return t.NUMBER
+            return t.INT if left == t.INT and right == t.INT else t.NUMBER
+        self.error(
+            "type-mismatch",
+            f"`{op}` needs numbers, not {quoted_with_article(left)} and {quoted_with_article(right)}",
+            expr.span,
+        )
+        return t.UNKNOWN
+
+    def expr_wrap(self, expr: ast.Wrap, expected: t.Type | None) -> t.Type:
+        if expr.kind == "Err":
+            self.raised_error(expr)
+            if id(expr) not in self.returned_errors:
+                self.error(
+                    "type-mismatch",
+                    "`Err(...)` raises an error, so it stands only in `return Err(...);`",
+                    expr.span,
+                )
+            return t.NeverType()
+        if expr.value is None:
+            return t.UNIT
+        return self.expr(expr.value, expected)
+
+    def raised_error(self, expr: ast.Wrap) -> None:
+        value = expr.value
+        if isinstance(value, ast.RecordLit):
+            name, inits = value.type_name, value.fields
+        elif isinstance(value, ast.Name) and len(value.path) == 1:
+            name, inits = value.path[0], ()
+        else:
+            self.error(
+                "type-mismatch", "`Err(...)` takes an error: `Err(NotFound { id })`", expr.span
+            )
+            return
+        decl = self.module.errors.get(name)
+        if decl is None:
+            self.error(
+                "unknown-type",
+                f"unknown error `{name}`{did_you_mean(name, lambda: sorted(self.module.errors))}",
+                value.span,
+            )
+            return
+        if name not in self.fn.errors:
+            allowed = ", ".join(self.fn.errors) or "none"
+            self.error(
+                "undeclared-error",
+                f"fn `{self.fn.decl.name}` raises `{name}`, which is not in its error list "
+                f"({allowed})",
+                value.span,
+                f"declare it: `-> Result<{self.fn.returns}, {' | '.join((*self.fn.errors, name))}>`",
+            )
+        self.field_inits(name, self.module.error_fields[name], inits, value.span)
+
+    def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
+        element = expected.element if isinstance(expected, t.ListType) else None
+        reported_before = self.diagnostic_count()
+        types = [self.expr(item, element) for item in expr.items]
+        if element is None:
+            if (
+                types
+                and isinstance(types[0], t.UnknownType)
+                and self.diagnostic_count() == reported_before
+            ):
+                self.error(
+                    "needs-annotation",
+                    "the element type of this list cannot be inferred from its first item; "
+                    "write it: `let xs: list<number> = [...];`",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            if not types:
+                self.error(
+                    "needs-annotation",
+                    "the type of an empty list cannot be inferred; write it: "
+                    "`let xs: list<number> = [];`",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            element = types[0]
+        for item, item_type in zip(expr.items, types, strict=True):
+            if not t.assignable(item_type, element):
+                self.error(
+                    "type-mismatch",
+                    f"a list of `{element}` cannot hold {quoted_with_article(item_type)}",
+                    item.span,
+                )
+        if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
+            innermost: t.Type = element
+            while isinstance(innermost, t.ListType):
+                innermost = innermost.element
+            if not isinstance(innermost, t.UnknownType):  # else: reported inside already
+                self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
+            return t.UNKNOWN  # reported once, not again by each enclosing list
+        return t.ListType(element)
+
+    def assign_target(self, target: ast.Expr) -> t.Type:
+        if isinstance(target, ast.Name) and len(target.path) == 1:
+            symbol = self.resolve_name(target)
+            if symbol is None:
+                return t.UNKNOWN
+            if not symbol.mutable:
+                self.error(
+                    "not-assignable",
+                    f"cannot assign to `{symbol.name}`: it is an `in` parameter",
+                    target.span,
+                    f"declare it `inout {symbol.name}` or copy it into a `var`",
+                )
+            elif symbol.kind == "loop":
+                self.error(
+                    "not-assignable", f"cannot assign to loop variable `{symbol.name}`", target.span
+                )
+            return symbol.type
+        if isinstance(target, ast.FieldAccess):
+            self.assign_target(target.target)
+            return self.expr(target, None)
+        self.error(
+            "not-assignable", "only a variable or a record field can be assigned", target.span
+        )
+        self.expr(target, None)
+        return t.UNKNOWN
+
+
+def _is_sql_comparable(type_: t.Type) -> bool:
+    return not isinstance(type_, t.RecordType | t.ListType | t.UnitType)
+
+
+# One entry per class of ast.Expr but the two `expr` handles before it (Propagate, and SqlBlock
+# through sql_chain); a test checks that it covers the union.
+EXPRESSION_CHECKS: dict[
+    type[ast.Node], Callable[[ExpressionChecker, Any, t.Type | None], t.Type]
+] = {
+    ast.NumberLit: ExpressionChecker.expr_numberlit,
+    ast.StringLit: ExpressionChecker.expr_stringlit,
+    ast.BoolLit: ExpressionChecker.expr_boollit,
+    ast.NoneLit: ExpressionChecker.expr_nonelit,
+    ast.UnitLit: ExpressionChecker.expr_unitlit,
+    ast.Name: ExpressionChecker.expr_name,
+    ast.FieldAccess: ExpressionChecker.expr_fieldaccess,
+    ast.Call: ExpressionChecker.expr_call,
+    ast.MethodCall: ExpressionChecker.expr_methodcall,
+    ast.RecordLit: ExpressionChecker.expr_recordlit,
+    ast.Unary: ExpressionChecker.expr_unary,
+    ast.Binary: ExpressionChecker.expr_binary,
+    ast.Wrap: ExpressionChecker.expr_wrap,
+    ast.ListLit: ExpressionChecker.expr_listlit,
+}

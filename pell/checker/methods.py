@@ -1,0 +1,88 @@
+"""Text and list methods: one table that the checker (signatures, "did you mean") and the
+lowering (PL/SQL) both read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pell.checker import types as t
+from pell.precedence import ADDITIVE, ATOM, COMPARISON, OR, Lowered, wrap
+
+
+@dataclass(frozen=True, slots=True)
+class Method:
+    """`receiver.name(params) -> result`, lowered by filling in `template`: `{receiver}` is the
+    lowered receiver, in parentheses if it binds looser than `receiver_precedence`, and `{0}`,
+    `{1}` are the lowered arguments; the filled-in text binds as `precedence`."""
+
+    name: str
+    receiver: Literal["text", "list"]
+    params: tuple[t.Type, ...]
+    result: t.Type
+    template: str
+    precedence: int
+    # OR, the loosest: inside a function's parentheses any expression stands as it is
+    receiver_precedence: int = OR
+
+    def lower(self, receiver: Lowered, args: Sequence[str]) -> Lowered:
+        """The PL/SQL of a call of this method, from its lowered receiver and arguments."""
+        text = self.template.format(*args, receiver=wrap(receiver, self.receiver_precedence))
+        return text, self.precedence
+
+
+METHODS: tuple[Method, ...] = (
+    Method("len", "text", (), t.INT, "LENGTH({receiver})", ATOM),
+    # Oracle keeps empty text as NULL
+    Method(
+        "is_empty",
+        "text",
+        (),
+        t.BOOL,
+        "{receiver} IS NULL",
+        COMPARISON,
+        receiver_precedence=ADDITIVE,
+    ),
+    Method("upper", "text", (), t.TEXT, "UPPER({receiver})", ATOM),
+    Method("lower", "text", (), t.TEXT, "LOWER({receiver})", ATOM),
+    Method("trim", "text", (), t.TEXT, "TRIM({receiver})", ATOM),
+    Method("contains", "text", (t.TEXT,), t.BOOL, "INSTR({receiver}, {0}) > 0", COMPARISON),
+    Method(
+        "starts_with",
+        "text",
+        (t.TEXT,),
+        t.BOOL,
+        "SUBSTR({receiver}, 1, LENGTH({0})) = {0}",
+        COMPARISON,
+    ),
+    Method(
+        "ends_with",
+        "text",
+        (t.TEXT,),
+        t.BOOL,
+        "SUBSTR({receiver}, -LENGTH({0})) = {0}",
+        COMPARISON,
+    ),
+    Method("substr", "text", (t.INT, t.INT), t.TEXT, "SUBSTR({receiver}, {0}, {1})", ATOM),
+    Method("len", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
+    Method(
+        "is_empty",
+        "list",
+        (),
+        t.BOOL,
+        "{receiver}.COUNT = 0",
+        COMPARISON,
+        receiver_precedence=ATOM,
+    ),
+)
+
+# name -> method, for each receiver
+TEXT_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "text"}
+LIST_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "list"}
+
+
+def spoken_list(methods: Mapping[str, Method]) -> str:
+    """`.len() and .is_empty()`: the methods' names for a hint."""
+    calls = [f".{name}()" for name in methods]
+    return calls[0] if len(calls) == 1 else f"{', '.join(calls[:-1])} and {calls[-1]}"

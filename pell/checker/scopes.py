@@ -1,0 +1,82 @@
+"""The scopes of one fn body: which names are visible, what they resolve to, and the state
+the body's checks share (diagnostics, the FnAnalysis for codegen, loop and finally context)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pell import ast, naming
+from pell.checker import types as t
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
+from pell.diagnostics import Diagnostic, Note, did_you_mean
+
+if TYPE_CHECKING:
+    from pell.checker import TypeResolver
+
+
+class BodyScopes:
+    """One fn body's stack of scopes, and what its checks record; the checkers of SQL,
+    expressions and statements build on it in turn."""
+
+    def __init__(
+        self,
+        fn: FnInfo,
+        module: CheckedModule,
+        resolver: TypeResolver,
+        diagnostics: list[Diagnostic],
+        target: str = "23ai",
+    ) -> None:
+        self.fn = fn
+        self.target = target
+        self.current_bind_span = ast.NO_SPAN  # the bind being resolved, for its diagnostics
+        self.module = module
+        self.resolver = resolver
+        self.diagnostics = diagnostics
+        self.analysis = FnAnalysis()
+        self.scopes: list[dict[str, Symbol]] = [{}]
+        self.cursor_rows: list[Symbol] = []
+        self.loop_depth = 0
+        self.in_finally = False
+        self.returned_errors: set[int] = set()
+        self.taken = set(naming.RESERVED_LOCALS)
+
+    # -- helpers
+
+    def error(
+        self, code: str, message: str, span: ast.Span, *hints: str, notes: tuple[Note, ...] = ()
+    ) -> None:
+        self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
+
+    def diagnostic_count(self) -> int:
+        """How many diagnostics so far: unchanged across a check means nothing was reported."""
+        return len(self.diagnostics)
+
+    def lookup(self, name: str) -> Symbol | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def visible_names(self) -> list[str]:
+        return sorted({name for scope in self.scopes for name in scope})
+
+    def declare_local(
+        self, name: str, type_: t.Type, span: ast.Span, kind: str = "local"
+    ) -> Symbol:
+        plsql = naming.unique(naming.local_name(name), self.taken)
+        symbol = Symbol(name, plsql, type_, "loop" if kind == "loop" else "local", True, span)
+        self.scopes[-1][name] = symbol
+        return symbol
+
+    def resolve_name(self, expr: ast.Name) -> Symbol | None:
+        name = expr.path[0]
+        symbol = self.lookup(name)
+        if symbol is not None:
+            self.analysis.names[id(expr)] = symbol
+            return symbol
+        self.error(
+            "unknown-name",
+            f"unknown name `{name}`{did_you_mean(name, self.visible_names)}",
+            expr.span,
+        )
+        return None

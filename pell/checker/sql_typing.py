@@ -1,0 +1,378 @@
+"""Typing `sql! { }` blocks: their binds, terminators (.one(), .collect(), ...) and the rows
+they fetch into."""
+
+from __future__ import annotations
+
+from pell import ast, naming, sqltext
+from pell.checker import types as t
+from pell.checker.scopes import BodyScopes
+from pell.diagnostics import did_you_mean, quoted_with_article
+
+# sql! { } terminators and modifiers.
+SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
+SQL_MODIFIERS = ("returning", "for_update")
+
+
+def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
+    """`sql!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
+    calls: list[ast.MethodCall] = []
+    while isinstance(expr, ast.MethodCall):
+        calls.append(expr)
+        expr = expr.target
+    if isinstance(expr, ast.SqlBlock):
+        return expr, calls[::-1]
+    return None
+
+
+class SqlChecker(BodyScopes):
+    """Checks the `sql! { }` blocks of one fn body: binds resolve to names in scope, and the
+    terminator fits the statement and the type expected of it."""
+
+    def sql(self, block: ast.SqlBlock) -> sqltext.SqlShape | None:
+        """Tokenize the SQL and resolve its binds; None (after a diagnostic) if it cannot be read."""
+        offset = block.text_start
+        for line in block.text.splitlines(keepends=True):
+            if line.strip() == "/":
+                # SQL*Plus, SQLcl and pellc deploy end a statement at a line holding only `/`
+                at = offset + line.index("/")
+                self.error(
+                    "sql-syntax",
+                    "a line holding only `/` ends the whole statement in SQL*Plus and in the "
+                    "deploy scripts, cutting the package body in two",
+                    ast.Span(at, at + 1),
+                    "write a division on one line with its operands",
+                )
+            offset += len(line)
+        try:
+            shape = sqltext.analyse(block.text)
+        except sqltext.SqlTextError as error:
+            at = block.text_start + error.offset
+            self.error("sql-syntax", f"the SQL cannot be read: {error}", ast.Span(at, at + 1))
+            return None
+        rewrites = []
+        for bind in shape.binds:
+            self.current_bind_span = ast.Span(
+                block.text_start + bind.start, block.text_start + bind.end
+            )
+            replacement = self.resolve_bind(bind.name)
+            if replacement is None:
+                start = block.text_start + bind.start
+
+                def candidates() -> list[str]:
+                    columns = [
+                        n
+                        for row in self.cursor_rows
+                        if isinstance(row.type, t.SqlRow)
+                        for n in row.type.names
+                    ]
+                    return self.visible_names() + columns
+
+                self.error(
+                    "unknown-bind",
+                    f"bind `:{bind.name}` names no local, parameter, loop column or "
+                    f"record-parameter field{did_you_mean(bind.name, candidates)}",
+                    ast.Span(start, block.text_start + bind.end),
+                )
+                continue
+            rewrites.append((bind, replacement))
+            if self.bind_type(bind.name) == t.BOOL:
+                start = block.text_start + bind.start
+                self.sql_boolean(
+                    f"bind `:{bind.name}` is a `bool`",
+                    ast.Span(start, block.text_start + bind.end),
+                )
+        self.analysis.binds[id(block)] = rewrites
+        return shape
+
+    def bind_type(self, name: str) -> t.Type:
+        """The type of what bind `:name` resolves to (as resolve_bind finds it)."""
+        symbol = self.lookup(name)
+        if symbol is not None and not isinstance(symbol.type, t.SqlRow):
+            return symbol.type
+        if any(isinstance(r.type, t.SqlRow) and name in r.type.names for r in self.cursor_rows):
+            return t.UNKNOWN  # a column of a query: SQL's own type
+        for param in self.fn.params:
+            if isinstance(param.type, t.RecordType):
+                fields = self.module.records[param.type.name].fields
+                if name in fields:
+                    return fields[name]
+        return t.UNKNOWN
+
+    def sql_boolean(self, what: str, span: ast.Span) -> None:
+        """BOOLEAN is a SQL type from Oracle 23ai only; before it SQL can neither take a
+        PL/SQL BOOLEAN as a bind nor fetch into one (PL/SQL Language Reference 19c, "BOOLEAN
+        Data Type")."""
+        if self.target != "23ai":
+            self.error(
+                "sql-boolean",
+                f"{what}, and SQL has no BOOLEAN before Oracle 23ai (this builds for {self.target})",
+                span,
+                "use a number (1/0) or text ('Y'/'N') in SQL, and compare it in Pell",
+            )
+
+    def reserved_column(self, name: str, span: ast.Span) -> None:
+        """A cursor row's column that is a reserved word (`level`): PL/SQL cannot name it as a
+        field of the row, so it needs an alias in the select list."""
+        self.error(
+            "reserved-name",
+            f"column `{name}` is an Oracle reserved word, so PL/SQL cannot name it as a field "
+            "of the row",
+            span,
+            f"give it an alias in the select list: `{name} as {name}_value`",
+        )
+
+    def resolve_bind(self, name: str) -> str | None:
+        symbol = self.lookup(name)
+        if symbol is not None and not isinstance(symbol.type, t.SqlRow):
+            return symbol.plsql
+        for row in reversed(self.cursor_rows):
+            if isinstance(row.type, t.SqlRow) and name in row.type.names:
+                if name.lower() in naming.ORACLE_RESERVED:
+                    self.reserved_column(name, self.current_bind_span)
+                return f"{row.plsql}.{name}"
+        owners = [
+            param
+            for param in self.fn.params
+            if isinstance(param.type, t.RecordType)
+            and name in self.module.records[param.type.name].fields
+        ]
+        if len(owners) == 1:
+            return f"{naming.param_name(owners[0].decl.name)}.{naming.field_name(name)}"
+        return None
+
+    def sql_expr(
+        self,
+        block: ast.SqlBlock,
+        calls: list[ast.MethodCall],
+        expected: t.Type | None,
+        as_statement: bool,
+    ) -> t.Type:
+        shape = self.sql(block)
+        names = [call.name for call in calls]
+        for call in calls:
+            if call.name not in SQL_TERMINATORS + SQL_MODIFIERS:
+                self.error(
+                    "unknown-fn",
+                    f"`sql! {{ }}` has no method `{call.name}`"
+                    f"{did_you_mean(call.name, list(SQL_TERMINATORS + SQL_MODIFIERS))}",
+                    call.name_span,
+                    "the terminators are .one(), .first(), .collect(), .rowcount()",
+                )
+                return t.UNKNOWN
+        terminators = [n for n in names if n in SQL_TERMINATORS]
+        if not terminators and as_statement and shape is not None and shape.is_select:
+            self.error(
+                "unused-query",
+                "a query used as a statement: PL/SQL has no SELECT without INTO",
+                block.span,
+                "fetch it with .one(), .first() or .collect(), or loop over it with "
+                "`for row in sql! { ... } { ... }`",
+            )
+            return t.UNIT
+        if not terminators:
+            if not as_statement:
+                self.error(
+                    "needs-annotation",
+                    "a `sql! { }` used as a value needs a terminator: .one(), .first(), "
+                    ".collect() or .rowcount()",
+                    block.span,
+                )
+                return t.UNKNOWN
+            return t.UNIT
+        if len(terminators) > 1 or names[-1] not in SQL_TERMINATORS:
+            self.error("sql-syntax", "a `sql! { }` takes one terminator, last", calls[-1].name_span)
+            return t.UNKNOWN
+        terminator = calls[-1]
+        modifiers = names[:-1]
+        if terminator.name == "rowcount":
+            if shape is not None and shape.is_select:
+                self.error(
+                    "sql-syntax",
+                    "`.rowcount()` counts the rows a DML statement changed; this is a query",
+                    terminator.name_span,
+                    "count in SQL instead: `select count(*) ...` with .one()",
+                )
+            return t.INT
+        if "returning" in modifiers:
+            return self.returning(block, shape, calls, expected)
+        if shape is not None and not shape.is_select:
+            self.error("sql-syntax", f"`.{terminator.name}()` needs a query (SELECT)", block.span)
+            return expected or t.UNKNOWN
+        if terminator.name == "first" and "for_update" in modifiers:
+            self.error(
+                "sql-syntax",
+                "`.first()` fetches with FETCH FIRST, which Oracle does not allow with FOR UPDATE",
+                terminator.name_span,
+                "lock with .one() on a query that selects exactly one row",
+            )
+        elif terminator.name == "first" and shape is not None and shape.row_clause is not None:
+            self.error(
+                "sql-syntax",
+                f"`.first()` adds FETCH FIRST 1 ROWS ONLY, but this query already has "
+                f"{shape.row_clause}: Oracle takes one row-limiting clause, and none with "
+                "FOR UPDATE",
+                terminator.name_span,
+                "lock with .one() on a query that selects exactly one row"
+                if shape.row_clause == "FOR UPDATE"
+                else "limit the rows in one place: drop the query's own clause, or use .one()",
+            )
+        if terminator.name == "collect":
+            if expected is None:
+                row = self.infer_row(shape, terminator)
+                return row if isinstance(row, t.UnknownType) else t.ListType(row)
+            if isinstance(expected, t.UnknownType):
+                return expected
+            if not isinstance(expected, t.ListType):
+                self.error(
+                    "type-mismatch",
+                    f"`.collect()` gives a list, but {quoted_with_article(expected)} is expected here",
+                    terminator.name_span,
+                )
+                return t.UNKNOWN
+            if shape is not None:
+                self.check_column_count(block, shape, expected.element)
+            return expected
+        # .one() and .first(): one row
+        row = expected if expected is not None else self.infer_row(shape, terminator)
+        if isinstance(row, t.UnknownType):
+            return row
+        if shape is not None:
+            self.check_column_count(block, shape, row)
+        return row
+
+    def infer_row(self, shape: sqltext.SqlShape | None, terminator: ast.MethodCall) -> t.Type:
+        """An unannotated row: the one record whose field names are the select list's names."""
+        if shape is None:
+            return t.UNKNOWN
+        names = [n.lower() if n else None for n in shape.select_names]
+        single = len(names) == 1 and None not in names
+        row_example = "number" if single else "Order"
+        example = f"list<{row_example}>" if terminator.name == "collect" else row_example
+        if len(names) < 2 or None in names:
+            why = (
+                "a single column"
+                if single
+                else "columns without names (`*`, or expressions without an alias)"
+            )
+            self.error(
+                "needs-annotation",
+                f"the type of this `.{terminator.name}()` cannot be inferred from {why}; "
+                f"write it: `let x: {example} = sql! {{ ... }}.{terminator.name}();`",
+                terminator.name_span,
+            )
+            return t.UNKNOWN
+        matches = [
+            name
+            for name, record in self.module.records.items()
+            if [f.lower() for f in record.fields] == names
+        ]
+        if len(matches) == 1:
+            return t.RecordType(matches[0])
+        shown = ", ".join(n or "?" for n in names)
+        found = (
+            f"several records match ({', '.join(sorted(matches))})"
+            if matches
+            else "no record has exactly these fields"
+        )
+        self.error(
+            "needs-annotation",
+            f"the row type of this `.{terminator.name}()` cannot be inferred from its columns "
+            f"({shown}): {found}",
+            terminator.name_span,
+            f"write the type: `let row: {example} = sql! {{ ... }}.{terminator.name}();`",
+        )
+        return t.UNKNOWN
+
+    def returning(
+        self,
+        block: ast.SqlBlock,
+        shape: sqltext.SqlShape | None,
+        calls: list[ast.MethodCall],
+        expected: t.Type | None,
+    ) -> t.Type:
+        """`.returning::<T>().one()` on DML with a RETURNING clause."""
+        call = next(c for c in calls if c.name == "returning")
+        if calls[-1].name != "one" or calls[-2] is not call:
+            self.error("sql-syntax", "write `.returning::<T>().one()`", call.name_span)
+            return t.UNKNOWN
+        if len(call.type_args) != 1 or len(call.type_args[0].alternatives) != 1:
+            self.error(
+                "needs-annotation",
+                "write the returned type: `.returning::<number>()`",
+                call.name_span,
+            )
+            return t.UNKNOWN
+        returned = self.resolver.resolve(call.type_args[0].alternatives[0])
+        if shape is not None and (shape.is_select or shape.returning_count == 0):
+            self.error(
+                "sql-syntax",
+                "`.returning::<T>()` needs an INSERT, UPDATE or DELETE ending in a RETURNING "
+                "clause: `insert into t (...) values (...) returning id`",
+                block.span,
+            )
+            return returned
+        if shape is not None and isinstance(returned, t.RecordType | t.Scalar):
+            wanted = (
+                len(self.module.records[returned.name].fields)
+                if isinstance(returned, t.RecordType)
+                else 1
+            )
+            if shape.returning_count != wanted:
+                self.error(
+                    "sql-column-count",
+                    f"RETURNING gives {shape.returning_count} value"
+                    f"{'s' * (shape.returning_count != 1)}, but `{returned}` takes {wanted}",
+                    block.span,
+                )
+        if expected is not None and not t.assignable(returned, expected):
+            self.error(
+                "type-mismatch",
+                f"`.returning::<{returned}>()` gives {quoted_with_article(returned)}, but {quoted_with_article(expected)} is "
+                "expected here",
+                call.name_span,
+            )
+        return returned
+
+    def check_column_count(
+        self, block: ast.SqlBlock, shape: sqltext.SqlShape, target: t.Type
+    ) -> None:
+        row = target.element if isinstance(target, t.ListType) else target
+        if row == t.BOOL:
+            self.sql_boolean("this query fetches into a `bool`", block.span)
+        elif isinstance(row, t.RecordType):
+            flags = [f for f, ft in self.module.records[row.name].fields.items() if ft == t.BOOL]
+            if flags:
+                self.sql_boolean(
+                    f"this query fetches into record `{row.name}`, whose field `{flags[0]}` is "
+                    "a `bool`",
+                    block.span,
+                )
+        count = len(shape.select_items)
+        if isinstance(target, t.UnknownType):
+            return  # the error that made it is reported already
+        if isinstance(target, t.RecordType):
+            wanted = len(self.module.records[target.name].fields)
+            what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"
+        elif isinstance(target, t.Scalar):
+            wanted = 1
+            what = f"{quoted_with_article(target)} takes one column"
+        else:
+            self.error(
+                "type-mismatch",
+                f"a `.one()` row cannot be stored in {quoted_with_article(target)}",
+                block.span,
+            )
+            return
+        star = any(block.text[start:end].strip().endswith("*") for start, end in shape.select_items)
+        if star:
+            self.error(
+                "sql-column-count",
+                f"`select *` cannot be matched to the target: {what}; list the columns",
+                block.span,
+            )
+        elif count != wanted:
+            self.error(
+                "sql-column-count",
+                f"the query selects {count} column{'s' * (count != 1)}, but {what}",
+                block.span,
+            )
