@@ -16,6 +16,7 @@ from pell.diagnostics import Diagnostic, SourceFile, has_errors
 
 if TYPE_CHECKING:
     from pell.checker.retry_facts import ModuleFacts
+    from pell.codegen import LoweredModule
 
 # Limits that keep every input answered with diagnostics rather than a crash.
 MAX_SOURCE_CHARS = 10_000_000  # about 25 times the largest module of the benchmark
@@ -35,6 +36,8 @@ class CompileResult:
     source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
     # What its fns commit and call: a build joins these to check retries across modules.
     retry_facts: ModuleFacts | None = None
+    # The module as PL/SQL statement trees: what `pell.verify` runs.
+    lowered: LoweredModule | None = None
 
     @property
     def ok(self) -> bool:
@@ -42,9 +45,10 @@ class CompileResult:
 
 
 def compile(text: str, filename: str, target: str, version: str) -> CompileResult:
-    """Source text -> PL/SQL: read, parse, check, generate; no SQL when any stage found errors."""
+    """Source text -> PL/SQL: read, parse, check, lower, print; no SQL when any stage found
+    errors."""
     from pell.checker import check
-    from pell.codegen import generate
+    from pell.codegen import header, lower, print_module
     from pell.syntax import parse
 
     text = readable_text(text)
@@ -63,9 +67,12 @@ def compile(text: str, filename: str, target: str, version: str) -> CompileResul
     diagnostics += check_diagnostics
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module)
-    sql, origins = generate(checked, filename, text, version, target)
+    lowered = lower(checked, target)
+    sql, origins = print_module(lowered, header(filename, text, version, target))
     lines = source_map(source, sql, origins)
-    return CompileResult(source, sql, tuple(diagnostics), module, lines, checked.retry_facts)
+    return CompileResult(
+        source, sql, tuple(diagnostics), module, lines, checked.retry_facts, lowered
+    )
 
 
 def readable_text(text: str) -> str:

@@ -177,7 +177,7 @@ def test_internal_error_exits_3_without_traceback(
     def explode(*args: object, **kwargs: object) -> None:
         raise KeyError("boom")
 
-    monkeypatch.setattr(pell.codegen, "generate", explode)
+    monkeypatch.setattr(pell.codegen, "lower", explode)
     source = _write(tmp_path, "a.pell", GOOD)
     output = tmp_path / "a.sql"
     assert main(["build", str(source), "-o", str(output)]) == 3

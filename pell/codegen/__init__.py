@@ -1,4 +1,5 @@
-"""Checked module -> PL/SQL text: Python lowers, the Jinja2 templates lay out."""
+"""Checked module -> PL/SQL: `lower` builds each fn's statement tree, `print_module` prints
+the package (Python prints statements, the Jinja2 templates lay out the file)."""
 
 from __future__ import annotations
 
@@ -6,26 +7,21 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from pell import ast, naming
+from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
-from pell.codegen.subprograms import (
-    MARKER_END,
-    MARKER_START,
-    FnLowerer,
-    SubprogramView,
-    signature,
-    source_marker,
-)
+from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
 from pell.codegen.types import plsql_type
+from pell.plsql import MARKER_END, MARKER_START, source_marker
 from pell.resources import template_environment
 from pell.retry import NEVER_RETRY, PANIC_RANGE
 
 
 @dataclass(frozen=True, slots=True)
-class PackageView:
-    """Everything the package template lays out, decided in Python."""
+class LoweredModule:
+    """A module lowered to PL/SQL: its subprograms as statement trees, and everything else the
+    package template lays out, decided in Python."""
 
     schema_types: tuple[str, ...]  # CREATE TYPE statements for @pipelined rows, each ending in /
     qualified: str  # `hr.employees`
@@ -36,7 +32,7 @@ class PackageView:
     forward_signatures: tuple[str, ...]
     panic_range: tuple[int, int]
     panic_codes: tuple[tuple[str, str], ...]  # (code with its comma, comment); empty: no function
-    subprograms: tuple[SubprogramView, ...]
+    subprograms: tuple[plsql.Subprogram, ...]
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -188,18 +184,12 @@ def header(source_name: str, source_text: str, version: str, target: str) -> str
     )
 
 
-def generate(
-    checked: CheckedModule, source_name: str, source_text: str, version: str, target: str
-) -> tuple[str, dict[int, int]]:
-    """The `.sql` file for one module (the package spec and body, each ended by `/`), and
-    which source offset each of its lines came from."""
+def lower(checked: CheckedModule, target: str) -> LoweredModule:
+    """The module as PL/SQL: the package around its subprograms' statement trees."""
     schema, name = naming.package_name(checked.module.path)
     spec_types, body_types = type_declarations(checked)
     fns = list(checked.fns.values())
-    subprograms = tuple(
-        FnLowerer(checked, fn, checked.analyses[fn.decl.name], target).lower_fn() for fn in fns
-    )
-    package = PackageView(
+    return LoweredModule(
         schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
@@ -213,12 +203,18 @@ def generate(
         panic_range=PANIC_RANGE,
         # pell_is_panic serves the retry loops that catch every error (no `on = [...]`)
         panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
-        subprograms=subprograms,
+        subprograms=tuple(
+            FnLowerer(checked, fn, checked.analyses[fn.decl.name], target).lower_fn() for fn in fns
+        ),
     )
+
+
+def print_module(lowered: LoweredModule, header: str) -> tuple[str, dict[int, int]]:
+    """The `.sql` file for one module (the package spec and body, each ended by `/`), and
+    which source offset each of its lines came from."""
+    views = tuple(subprogram_view(subprogram) for subprogram in lowered.subprograms)
     template = template_environment().get_template("package.sql.j2")
-    rendered = template.render(
-        header=header(source_name, source_text, version, target), package=package
-    )
+    rendered = template.render(header=header, package=lowered, subprograms=views)
     return strip_markers(rendered)
 
 

@@ -1,42 +1,36 @@
-"""One fn -> one PL/SQL subprogram: its shell (for the template), declarations and body lines."""
+"""One fn -> one PL/SQL subprogram: the statement tree of its body, and its signature."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any, TypeVar
 
-from pell import ast, naming, runtime, sqltext
+from pell import ast, naming, plsql, runtime, sqltext
 from pell.checker import types as t
-from pell.checker.bodies import falls_through, sql_chain, strip_propagate
+from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
-from pell.codegen.expressions import ADDITIVE, ATOM, ExpressionLowerer, quote_text, wrap
+from pell.checker.sql_typing import sql_chain
+from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.types import plsql_type
+from pell.precedence import ADDITIVE, ATOM, wrap
 from pell.retry import (
     ATTEMPT_VARIABLE,
     ERROR_CLASSES,
     ISOLATION_LEVELS,
     RetryPolicy,
     format_seconds,
+    schedule,
     sleep_expression,
 )
 
-INDENT = "  "
 _MODES = {"in": "IN", "out": "OUT", "inout": "IN OUT"}
 SLEEP_PROCEDURES = {
     "23ai": "DBMS_SESSION.SLEEP",
     "19c": "DBMS_SESSION.SLEEP",
     "12.2": "DBMS_LOCK.SLEEP",
 }
-
-
-# Lines carry the source offset they came from as an invisible marker; codegen strips the
-# markers from the rendered text and turns them into the source map.
-MARKER_START, MARKER_END = "\ue000", "\ue001"  # private use: never in real output
-
-
-def source_marker(offset: int) -> str:
-    return f"{MARKER_START}{offset}{MARKER_END}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +41,15 @@ class SubprogramView:
     name: str
     declarations: tuple[str, ...]
     body: tuple[str, ...]  # lines, already indented under BEGIN
+
+
+def subprogram_view(subprogram: plsql.Subprogram) -> SubprogramView:
+    declarations, body = plsql.print_subprogram(subprogram)
+    marked = plsql.source_marker(subprogram.origin) + subprogram.signature
+    return SubprogramView(marked, subprogram.name, tuple(declarations), tuple(body))
+
+
+StmtT = TypeVar("StmtT", bound=plsql.Stmt)
 
 
 # Annotations that become clauses after the RETURN type, in the order Oracle documents them.
@@ -89,7 +92,8 @@ def _refers_to(expr: ast.Expr, plsql_root: str, analysis: FnAnalysis) -> bool:
 
 
 class FnLowerer(ExpressionLowerer):
-    """Lowers one fn body to PL/SQL lines; statements that need temporaries get them here."""
+    """Lowers one fn body to a PL/SQL statement tree; statements that need temporaries get
+    them here."""
 
     def __init__(
         self, checked: CheckedModule, fn: FnInfo, analysis: FnAnalysis, target: str
@@ -97,8 +101,7 @@ class FnLowerer(ExpressionLowerer):
         super().__init__(checked, analysis)
         self.fn = fn
         self.target = target
-        self.lines: list[str] = []
-        self.depth = 0
+        self.out: list[plsql.Stmt] = []  # where `emit` appends: the statement list being built
         self.taken = {s.plsql for s in analysis.locals} | set(naming.RESERVED_LOCALS)
         self.taken |= {naming.param_name(p.decl.name) for p in fn.params}
         self.temp_declarations: list[str] = []
@@ -106,20 +109,55 @@ class FnLowerer(ExpressionLowerer):
         self.temps_in_use: dict[str, int] = {}
         # Statements to run before leaving a construct early (COMMIT of a transaction block,
         # the finally procedure), each with the loop depth it was entered at, outermost first.
-        self.exit_hooks: list[tuple[tuple[str, ...], int]] = []
+        self.exit_hooks: list[tuple[tuple[plsql.Stmt, ...], int]] = []
         self.loop_depth = 0
         self.needs_result = False
         self.savepoints = 0
         self.retry_declarations: list[str] = []
         self.source_offset = fn.decl.name_span.start
 
-    # -- output helpers
+    # -- building the tree
 
-    def emit(self, text: str) -> None:
-        """One line (or several, for multi-line SQL) at the current depth, each marked with the
-        source offset of the statement being lowered, for the source map."""
-        marker = source_marker(self.source_offset)
-        self.lines.append(INDENT * self.depth + marker + text.replace("\n", "\n" + marker))
+    def at(self, node: StmtT) -> StmtT:
+        """`node`, marked as lowered from the statement being lowered (for the source map and
+        the verifier's locations)."""
+        node.origin = self.source_offset
+        return node
+
+    def emit(self, node: plsql.Stmt) -> None:
+        """Append `node`; the calls lowered since the last statement are its calls."""
+        if self.calls and isinstance(
+            node, plsql.Assign | plsql.Exec | plsql.Return | plsql.PipeRow
+        ):
+            node.calls = self.take_calls()
+        self.out.append(self.at(node))
+
+    def take_calls(self) -> tuple[tuple[str, ...], ...]:
+        calls = tuple(self.calls)
+        self.calls.clear()
+        return calls
+
+    def collect(self, produce: Callable[[], object]) -> list[plsql.Stmt]:
+        """The statements `produce` emits, in a list of their own."""
+        saved, self.out = self.out, []
+        try:
+            produce()
+            return self.out
+        finally:
+            self.out = saved
+
+    def condition(self, expr: ast.Expr) -> plsql.Opaque:
+        text = self.lower(expr)
+        return plsql.Opaque(text, self.take_calls())
+
+    def condition_with_prelude(self, expr: ast.Expr) -> tuple[list[plsql.Stmt], plsql.Opaque]:
+        """A condition, and the statements its lowering needs first (none for most)."""
+        saved, self.out = self.out, []
+        try:
+            condition = self.condition(expr)
+            return self.out, condition
+        finally:
+            self.out = saved
 
     def temp(self, type_: t.Type) -> str:
         """A temporary of `type_`, free for the rest of the current statement."""
@@ -138,80 +176,88 @@ class FnLowerer(ExpressionLowerer):
 
     # -- the whole subprogram
 
-    def lower_fn(self) -> SubprogramView:
+    def lower_fn(self) -> plsql.Subprogram:
         decl = self.fn.decl
         annotations = {a.name for a in decl.annotations}
-        declarations: list[str] = []
-        if "autonomous" in annotations:
-            declarations.append("PRAGMA AUTONOMOUS_TRANSACTION;")
+        autonomous = "autonomous" in annotations
+        declarations: list[plsql.Declaration] = []
+        if autonomous:
+            declarations.append(plsql.Variable("PRAGMA AUTONOMOUS_TRANSACTION;"))
         if "udf" in annotations:
-            declarations.append("PRAGMA UDF;")
-        declarations += [f"{s.plsql} {plsql_type(s.type, 'local')};" for s in self.analysis.locals]
-
-        # On the error path: cleanup first, then the autonomous ROLLBACK, then re-raise.
-        handler: list[str] = []
-        finally_lines: list[str] = []
-        if "autonomous" in annotations:
-            self.exit_hooks.append((("COMMIT;",), 0))
-            handler.insert(0, "ROLLBACK;")
-        if decl.finally_body is not None:
-            finally_lines = self.finally_procedure(decl.finally_body)
-            self.exit_hooks.append(((f"{FINALLY_PROCEDURE};",), 0))
-            handler.insert(0, f"{FINALLY_PROCEDURE};")
-
-        self.depth = 1
-        if self.fn.retry is None:
-            self.block(decl.body)
-        else:
-            self.retry_loop()
-        if self.analysis.falls_through:
-            self.run_exit_hooks(self.exit_hooks)
-            if self.fn.pipelined:
-                self.emit("RETURN;")
-        if handler:
-            self.depth = 0
-            self.emit("EXCEPTION")
-            self.depth = 1
-            self.emit("WHEN OTHERS THEN")
-            self.depth = 2
-            for line in handler:
-                self.emit(line)
-            self.emit("RAISE;")
-
-        declarations += self.temp_declarations
-        if self.needs_result:
-            declarations.append(f"{RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
-        if self.fn.retry is not None:
-            declarations.append(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;")
-            declarations += self.retry_declarations
-        declarations += finally_lines
-        if not self.lines:
-            self.lines.append(INDENT + "NULL;")
-        marked = source_marker(decl.name_span.start) + signature(self.fn)
-        return SubprogramView(
-            marked, naming.fn_name(decl.name), tuple(declarations), tuple(self.lines)
-        )
-
-    def finally_procedure(self, body: ast.Block) -> list[str]:
-        """The cleanup as a local procedure that runs once, however often it is called."""
-        saved, self.lines = self.lines, []
-        self.depth = 1
-        self.emit(f"IF {FINALLY_DONE} THEN RETURN; END IF;")
-        self.emit(f"{FINALLY_DONE} := TRUE;")
-        self.block(body)
-        cleanup, self.lines = self.lines, saved
-        return [
-            f"{FINALLY_DONE} BOOLEAN := FALSE;",
-            f"PROCEDURE {FINALLY_PROCEDURE} IS",
-            "BEGIN",
-            *cleanup,
-            f"END {FINALLY_PROCEDURE};",
+            declarations.append(plsql.Variable("PRAGMA UDF;"))
+        declarations += [
+            plsql.Variable(f"{s.plsql} {plsql_type(s.type, 'local')};")
+            for s in self.analysis.locals
         ]
 
-    def run_exit_hooks(self, hooks: list[tuple[tuple[str, ...], int]]) -> None:
-        for lines, _ in reversed(hooks):
-            for line in lines:
-                self.emit(line)
+        # On the error path: cleanup first, then the autonomous ROLLBACK, then re-raise.
+        handler: list[plsql.Stmt] = []
+        finally_declarations: list[plsql.Declaration] = []
+        if autonomous:
+            self.exit_hooks.append(((plsql.Commit(),), 0))
+            handler.insert(0, self.at(plsql.Rollback()))
+        if decl.finally_body is not None:
+            finally_declarations = self.finally_procedure(decl.finally_body)
+            self.exit_hooks.append(((plsql.CallLocal(FINALLY_PROCEDURE),), 0))
+            handler.insert(0, self.at(plsql.CallLocal(FINALLY_PROCEDURE)))
+
+        def body() -> None:
+            if self.fn.retry is None:
+                self.block(decl.body)
+            else:
+                self.retry_loop()
+            if self.analysis.falls_through:
+                self.run_exit_hooks(self.exit_hooks)
+                if self.fn.pipelined:
+                    self.emit(plsql.Return())
+
+        statements = self.collect(body)
+        handlers = []
+        if handler:
+            handlers.append(plsql.Handler([plsql.OTHERS], [*handler, self.at(plsql.Raise())]))
+
+        declarations += [plsql.Variable(text) for text in self.temp_declarations]
+        if self.needs_result:
+            declarations.append(
+                plsql.Variable(f"{RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
+            )
+        if self.fn.retry is not None:
+            declarations.append(plsql.Variable(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;"))
+            declarations += [plsql.Variable(text) for text in self.retry_declarations]
+        declarations += finally_declarations
+        if not statements:
+            statements.append(plsql.Null())  # no source line: nothing was written here
+        return plsql.Subprogram(
+            module_path=self.fn.module_path,
+            fn=decl.name,
+            name=naming.fn_name(decl.name),
+            signature=signature(self.fn),
+            declarations=declarations,
+            body=statements,
+            handlers=handlers,
+            autonomous=autonomous,
+            retry=self.fn.retry,
+            origin=decl.name_span.start,
+        )
+
+    def finally_procedure(self, body: ast.Block) -> list[plsql.Declaration]:
+        """The cleanup as a local procedure that runs once, however often it is called."""
+
+        def cleanup() -> None:
+            done = plsql.Branch(plsql.FlagSet(FINALLY_DONE), [plsql.Return()])
+            self.emit(plsql.If([done], one_line=True))
+            self.emit(plsql.SetFlag(FINALLY_DONE))
+            self.block(body)
+
+        return [
+            plsql.Variable(f"{FINALLY_DONE} BOOLEAN := FALSE;"),
+            plsql.LocalProcedure(FINALLY_PROCEDURE, self.collect(cleanup)),
+        ]
+
+    def run_exit_hooks(self, hooks: list[tuple[tuple[plsql.Stmt, ...], int]]) -> None:
+        for nodes, _ in reversed(hooks):
+            for node in nodes:
+                self.emit(replace(node))
 
     def retry_loop(self) -> None:
         """The body as the retry unit (retry.md section 1): each attempt rolled back on a
@@ -223,188 +269,188 @@ class FnLowerer(ExpressionLowerer):
         params = [(naming.param_name(p.decl.name), p) for p in self.fn.params]
         inout = [(name, p) for name, p in params if p.decl.mode == "inout"]
         out = [(name, p) for name, p in params if p.decl.mode == "out"]
-        restore_action = (
-            [f"DBMS_APPLICATION_INFO.SET_ACTION({ACTION_VARIABLE});"] if policy.observe else []
-        )
         transaction = policy.scope == "transaction"
         savepoint = naming.savepoint_name(
             self.fn.module_path, self.fn.decl.name, naming.MAX_IDENTIFIER_BYTES[self.target]
         )
-        # Savepoint scope: ROLLBACK TO undoes this attempt only; the savepoint stays, so every
-        # later attempt rolls back to it again. Transaction scope: a full ROLLBACK, which also
-        # ends the waits of sessions queued on this transaction and drops its snapshot.
-        rollback = "ROLLBACK;" if transaction else f"ROLLBACK TO {savepoint};"
-        self.depth = 1
+
+        def restore_action() -> list[plsql.Stmt]:
+            if not policy.observe:
+                return []
+            return [self.at(plsql.Exec(f"DBMS_APPLICATION_INFO.SET_ACTION({ACTION_VARIABLE})"))]
+
+        def rollback() -> plsql.Stmt:
+            # Savepoint scope: ROLLBACK TO undoes this attempt only; the savepoint stays, so
+            # every later attempt rolls back to it again. Transaction scope: a full ROLLBACK,
+            # which also ends the waits of sessions queued on this transaction and drops its
+            # snapshot.
+            return self.at(plsql.Rollback() if transaction else plsql.RollbackTo(savepoint))
 
         if transaction:
-            self.emit("IF DBMS_TRANSACTION.LOCAL_TRANSACTION_ID IS NOT NULL THEN")
             message = (
                 f"{self.checked.module.dotted_name}.{self.fn.decl.name}: "
                 '@retry(scope = "transaction") starts its own transaction, but one is already '
                 "open; commit or roll back before calling it"
             )
-            self.emit(
-                f"  RAISE_APPLICATION_ERROR({runtime.RUNTIME_PACKAGE}.c_{runtime.TRANSACTION_OPEN}, "
-                f"{quote_text(message)});"
+            refuse = self.at(
+                plsql.RaiseError(
+                    f"{runtime.RUNTIME_PACKAGE}.c_{runtime.TRANSACTION_OPEN}", quote_text(message)
+                )
             )
-            self.emit("END IF;")
+            self.emit(plsql.If([plsql.Branch(plsql.TransactionOpen(), [refuse])]))
         for name, param in inout:
             saved = naming.saved_param_name(name)
             declare.append(f"{saved} {plsql_type(param.type, 'local')};")
-            self.emit(f"{saved} := {name};")
+            self.emit(plsql.Assign(saved, name))
         if policy.within_ms is not None:
             declare.append(f"{DEADLINE_VARIABLE} TIMESTAMP WITH TIME ZONE;")
             self.emit(
-                f"{DEADLINE_VARIABLE} := SYSTIMESTAMP + "
-                f"NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND');"
+                plsql.Assign(
+                    DEADLINE_VARIABLE,
+                    f"SYSTIMESTAMP + NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND')",
+                )
             )
         if policy.observe:
             # V$SESSION's MODULE and ACTION columns are 64 bytes: what READ_MODULE may return.
             declare += [f"{MODULE_VARIABLE} VARCHAR2(64);", f"{ACTION_VARIABLE} VARCHAR2(64);"]
-            self.emit(f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE});")
-
-        self.emit("LOOP")
-        self.depth = 2
-        if not transaction:
-            self.emit(f"SAVEPOINT {savepoint};")
-        self.emit("BEGIN")
-        self.depth = 3
-        if policy.isolation is not None:
-            # SET TRANSACTION must be the transaction's first statement and lasts one transaction.
-            self.emit(f"SET TRANSACTION ISOLATION LEVEL {ISOLATION_LEVELS[policy.isolation]};")
-        for name, param in out:
-            # An attempt must not see what a failed one left in an OUT parameter.
-            self.emit(self.reset(name, param.type))
-        # Exit hooks run last-added first: COMMIT is added first so that it is the attempt's
-        # last statement, with nothing after it that could fail and repeat committed work.
-        hooks: list[tuple[tuple[str, ...], int]] = []
-        if transaction:
-            hooks.append((("COMMIT;",), 0))
-        if restore_action:
-            hooks.append((tuple(restore_action), 0))
-        self.exit_hooks += hooks
-        self.block(self.fn.decl.body)
-        if self.analysis.falls_through:
-            self.run_exit_hooks(hooks)
-            self.emit("EXIT;")
-        del self.exit_hooks[len(self.exit_hooks) - len(hooks) :]
-        self.depth = 2
-        self.emit("EXCEPTION")
-        self.depth = 3
-        self.emit(f"WHEN {self.retried_errors(policy)} THEN")
-        self.depth = 4
-        if not policy.on:
-            # SQLCODE is read first, before any statement of the handler runs.
             self.emit(
-                f"IF pell_is_panic(SQLCODE) THEN {' '.join([rollback, *restore_action, 'RAISE;'])} END IF;"
-            )
-        self.emit(f"{ATTEMPT_VARIABLE} := {ATTEMPT_VARIABLE} + 1;")
-        self.emit(rollback)
-        for name, _ in inout:
-            self.emit(f"{name} := {naming.saved_param_name(name)};")
-        give_up = [*restore_action, *self.give_up(policy, rollback)]
-        exhausted = f"{ATTEMPT_VARIABLE} >= {policy.attempts}"
-        sleep = sleep_expression(policy)
-        procedure = SLEEP_PROCEDURES[self.target]
-        if policy.within_ms is None:
-            self.if_block(exhausted, give_up)
-        elif sleep is None:
-            self.if_block(f"{exhausted} OR SYSTIMESTAMP > {DEADLINE_VARIABLE}", give_up)
-        else:
-            # Give up rather than sleep past the deadline.
-            declare.append(f"{SLEEP_VARIABLE} NUMBER;")
-            self.emit(f"{SLEEP_VARIABLE} := {sleep};")
-            self.if_block(
-                f"{exhausted} OR SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') "
-                f"> {DEADLINE_VARIABLE}",
-                give_up,
-            )
-            sleep = SLEEP_VARIABLE
-        if sleep is not None:
-            if procedure == "DBMS_LOCK.SLEEP":
-                self.emit(
-                    "-- Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs EXECUTE on DBMS_LOCK."
+                plsql.Exec(
+                    f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE})"
                 )
-            self.emit(f"{procedure}({sleep});")
-        if policy.observe:
-            # DBMS_APPLICATION_INFO keeps 32 bytes of an action.
-            label = f"/{policy.attempts} {self.fn.decl.name}"
-            self.emit(
-                "DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB("
-                f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)}, 1, 32));"
             )
+
+        def attempt() -> None:
+            if policy.isolation is not None:
+                # SET TRANSACTION must be the transaction's first statement; it lasts one
+                # transaction.
+                self.emit(plsql.SetTransaction(ISOLATION_LEVELS[policy.isolation]))
+            for name, param in out:
+                # An attempt must not see what a failed one left in an OUT parameter.
+                self.emit(self.reset(name, param.type))
+            # Exit hooks run last-added first: COMMIT is added first so that it is the
+            # attempt's last statement, with nothing after it that could fail and repeat
+            # committed work.
+            hooks: list[tuple[tuple[plsql.Stmt, ...], int]] = []
+            if transaction:
+                hooks.append(((plsql.Commit(),), 0))
+            if policy.observe:
+                hooks.append((tuple(restore_action()), 0))
+            self.exit_hooks += hooks
+            self.block(self.fn.decl.body)
+            if self.analysis.falls_through:
+                self.run_exit_hooks(hooks)
+                self.emit(plsql.Exit())
+            del self.exit_hooks[len(self.exit_hooks) - len(hooks) :]
+
+        def retry() -> None:
+            if not policy.on:
+                # SQLCODE is read first, before any statement of the handler runs.
+                panic = plsql.Branch(
+                    plsql.IsPanic(), [rollback(), *restore_action(), plsql.Raise()]
+                )
+                self.emit(plsql.If([panic], one_line=True))
+            self.emit(plsql.CountAttempt(ATTEMPT_VARIABLE))
+            self.emit(rollback())
+            for name, _ in inout:
+                self.emit(plsql.Assign(name, naming.saved_param_name(name)))
+            give_up = [*restore_action(), *self.give_up(policy, rollback)]
+            sleep = sleep_expression(policy)
+            procedure = SLEEP_PROCEDURES[self.target]
+            deadline = None
+            if policy.within_ms is not None and sleep is None:
+                deadline = f"SYSTIMESTAMP > {DEADLINE_VARIABLE}"
+            elif policy.within_ms is not None and sleep is not None:
+                # Give up rather than sleep past the deadline.
+                declare.append(f"{SLEEP_VARIABLE} NUMBER;")
+                self.emit(plsql.Assign(SLEEP_VARIABLE, sleep))
+                deadline = (
+                    f"SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') "
+                    f"> {DEADLINE_VARIABLE}"
+                )
+                sleep = SLEEP_VARIABLE
+            exhausted = plsql.AttemptsExhausted(ATTEMPT_VARIABLE, policy.attempts, deadline)
+            self.emit(plsql.If([plsql.Branch(exhausted, give_up)], one_line=len(give_up) == 1))
+            if sleep is not None:
+                if procedure == "DBMS_LOCK.SLEEP":
+                    self.emit(
+                        plsql.Comment(
+                            "Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs "
+                            "EXECUTE on DBMS_LOCK."
+                        )
+                    )
+                longest = tuple(float(row.sleep_max) for row in schedule(policy)[1:])
+                self.emit(plsql.Sleep(procedure, sleep, longest))
+            if policy.observe:
+                # DBMS_APPLICATION_INFO keeps 32 bytes of an action.
+                label = f"/{policy.attempts} {self.fn.decl.name}"
+                self.emit(
+                    plsql.Exec(
+                        "DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB("
+                        f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)}, 1, 32))"
+                    )
+                )
+
+        handlers = [plsql.Handler(self.retried_errors(policy), self.collect(retry))]
         if policy.on:
             # Errors outside `on` are not retried, but the attempt is still undone.
-            self.depth = 3
-            self.emit("WHEN OTHERS THEN")
-            self.depth = 4
-            for line in [rollback, *restore_action, "RAISE;"]:
-                self.emit(line)
-        self.depth = 2
-        self.emit("END;")
-        self.depth = 1
-        self.emit("END LOOP;")
+            undo = [rollback(), *restore_action(), self.at(plsql.Raise())]
+            handlers.append(plsql.Handler([plsql.OTHERS], undo))
+        attempt_block = self.at(plsql.Block(self.collect(attempt), handlers))
+        savepoint_mark = [] if transaction else [self.at(plsql.Savepoint(savepoint))]
+        self.emit(plsql.RetryLoop([*savepoint_mark, attempt_block]))
 
-    def give_up(self, policy: RetryPolicy, rollback: str) -> list[str]:
+    def give_up(self, policy: RetryPolicy, rollback: Callable[[], plsql.Stmt]) -> list[plsql.Stmt]:
         """When attempts or time run out, after the rollback: re-raise, or return what `recover`
         gives, its work committed in transaction scope and rolled back if it fails."""
         if policy.recover is None:
-            return ["RAISE;"]
+            return [self.at(plsql.Raise())]
         args = ", ".join(naming.param_name(p.decl.name) for p in self.fn.params)
         call = (
             f"{naming.fn_name(policy.recover)}({args})" if args else naming.fn_name(policy.recover)
         )
+        calls = ((policy.recover,),)
+        recover: list[plsql.Stmt] = []
         if self.fn.is_function:
             self.needs_result = True
-            call = f"{RESULT_VARIABLE} := {call}"
-        commit = ["COMMIT;"] if policy.scope == "transaction" else []
-        finish = f"RETURN {RESULT_VARIABLE};" if self.fn.is_function else "RETURN;"
-        return [
-            "BEGIN",
-            f"{INDENT}{call};",
-            *(INDENT + line for line in commit),
-            "EXCEPTION",
-            f"{INDENT}WHEN OTHERS THEN",
-            f"{INDENT * 2}{rollback}",
-            f"{INDENT * 2}RAISE;",
-            "END;",
-            finish,
-        ]
+            recover.append(self.at(plsql.Assign(RESULT_VARIABLE, call, calls)))
+        else:
+            recover.append(self.at(plsql.Exec(call, calls)))
+        if policy.scope == "transaction":
+            recover.append(self.at(plsql.Commit()))
+        undo = plsql.Handler([plsql.OTHERS], [rollback(), self.at(plsql.Raise())])
+        finish = plsql.Return(RESULT_VARIABLE if self.fn.is_function else None)
+        return [self.at(plsql.Block(recover, [undo])), self.at(finish)]
 
-    def reset(self, name: str, type_: t.Type) -> str:
+    def reset(self, name: str, type_: t.Type) -> plsql.Stmt:
         """The statement that empties a variable: NULL, or DELETE for an INDEX BY table (which
         cannot be assigned NULL)."""
         if isinstance(type_, t.ListType):
-            return f"{name}.DELETE;"
-        return f"{name} := NULL;"
+            return plsql.Exec(f"{name}.DELETE")
+        return plsql.Assign(name, "NULL")
 
-    def retried_errors(self, policy: RetryPolicy) -> str:
-        """`OTHERS`, or the named exceptions of `on = [...]`, declared as needed."""
+    def retried_errors(self, policy: RetryPolicy) -> list[plsql.ExceptionName]:
+        """OTHERS, or the named exceptions of `on = [...]`, declared as needed."""
         if not policy.on:
-            return "OTHERS"
+            return [plsql.OTHERS]
         names = []
         for name in policy.on:
             if name in ERROR_CLASSES:
                 exception = f"e_pell_{name}"
+                code = ERROR_CLASSES[name][0]
                 self.retry_declarations += [
                     f"{exception} EXCEPTION;",
-                    f"PRAGMA EXCEPTION_INIT({exception}, {ERROR_CLASSES[name][0]});",
+                    f"PRAGMA EXCEPTION_INIT({exception}, {code});",
                 ]
-                names.append(exception)
+                names.append(plsql.ExceptionName(exception, oracle_code=code))
             else:
                 exception = runtime.exception_name(self.checked.module.path, name)
-                names.append(f"{runtime.RUNTIME_PACKAGE}.{exception}")
-        return " OR ".join(names)
-
-    def if_block(self, condition: str, then: list[str]) -> None:
-        """`IF c THEN s; END IF;` on one line for one statement, else spread over lines."""
-        if len(then) == 1:
-            self.emit(f"IF {condition} THEN {then[0]} END IF;")
-            return
-        self.emit(f"IF {condition} THEN")
-        for line in then:
-            self.emit(INDENT + line)
-        self.emit("END IF;")
+                names.append(
+                    plsql.ExceptionName(
+                        f"{runtime.RUNTIME_PACKAGE}.{exception}",
+                        pell_error=(self.checked.module.path, name),
+                    )
+                )
+        return names
 
     # -- statements
 
@@ -415,18 +461,16 @@ class FnLowerer(ExpressionLowerer):
             STATEMENT_SQL[type(stmt)](self, stmt)
             self.source_offset = outer
 
-    def loop_body(self, block: ast.Block) -> None:
+    def loop_body(self, block: ast.Block) -> list[plsql.Stmt]:
         self.loop_depth += 1
-        self.nested(block)
-        self.loop_depth -= 1
+        try:
+            return self.nested(block)
+        finally:
+            self.loop_depth -= 1
 
-    def nested(self, block: ast.Block) -> None:
-        self.depth += 1
-        before = len(self.lines)
-        self.block(block)
-        if len(self.lines) == before:
-            self.emit("NULL;")
-        self.depth -= 1
+    def nested(self, block: ast.Block) -> list[plsql.Stmt]:
+        """The statements of `block`, or NULL; for an empty one (PL/SQL needs a statement)."""
+        return self.collect(lambda: self.block(block)) or [self.at(plsql.Null())]
 
     def stmt_let(self, stmt: ast.Let) -> None:
         symbol = self.analysis.bindings[id(stmt)]
@@ -459,17 +503,17 @@ class FnLowerer(ExpressionLowerer):
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], chain[1], type_, not_found)
             return
-        self.emit(f"{target} := {self.lower(value)};")
+        self.emit(plsql.Assign(target, self.lower(value)))
 
     def store_list(self, target: str, value: ast.ListLit, type_: t.Type) -> None:
         """`target := [a, b]`: emptied, then filled from index 1."""
         if _refers_to(value, target.split(".")[0], self.analysis):
             temp = self.temp(type_)
             self.store_list(temp, value, type_)
-            self.emit(f"{target} := {temp};")
+            self.emit(plsql.Assign(target, temp))
             return
         element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
-        self.emit(f"{target}.DELETE;")
+        self.emit(plsql.Exec(f"{target}.DELETE"))
         for index, item in enumerate(value.items, start=1):
             self.store(f"{target}({index})", item, element)
 
@@ -494,51 +538,30 @@ class FnLowerer(ExpressionLowerer):
         lock = " FOR UPDATE" if "for_update" in names else ""
         if terminator == "rowcount":
             self.emit(self.sql_statement(block))
-            self.emit(f"{target} := SQL%ROWCOUNT;")
+            self.emit(plsql.Assign(target, "SQL%ROWCOUNT"))
         elif "returning" in names:
-            self.emit(
-                self.sql_statement(
-                    block, suffix=" INTO " + ", ".join(self.into_list(target, type_))
-                )
-            )
+            self.emit(self.sql_statement(block, returning=self.into_list(target, type_)))
         elif terminator == "collect":
             self.emit(self.sql_statement(block, into=[target], bulk=True, suffix=lock))
         elif terminator == "first":
             # No row is None: NULL, for a record every field
-            self.in_block(
-                lambda: self.emit(
-                    self.sql_statement(
-                        block, into=self.into_list(target, type_), suffix=" FETCH FIRST 1 ROWS ONLY"
-                    )
-                ),
-                "NO_DATA_FOUND",
-                f"{target} := NULL;",
+            query = self.sql_statement(
+                block, into=self.into_list(target, type_), suffix=" FETCH FIRST 1 ROWS ONLY"
             )
+            self.in_block(query, plsql.NO_DATA_FOUND, plsql.Assign(target, "NULL"))
         elif not_found is not None:
             # `.one()?`: no row is the fn's NotFound error
-            self.in_block(
-                lambda: self.emit(
-                    self.sql_statement(block, into=self.into_list(target, type_), suffix=lock)
-                ),
-                "NO_DATA_FOUND",
-                self.raise_error(*not_found),
-            )
+            query = self.sql_statement(block, into=self.into_list(target, type_), suffix=lock)
+            self.in_block(query, plsql.NO_DATA_FOUND, self.raise_error(*not_found))
         else:
             self.emit(self.sql_statement(block, into=self.into_list(target, type_), suffix=lock))
 
-    def in_block(self, body: Callable[[], None], exception: str, handler: str) -> None:
-        """BEGIN body EXCEPTION WHEN exception THEN handler END;"""
-        self.emit("BEGIN")
-        self.depth += 1
-        body()
-        self.depth -= 1
-        self.emit("EXCEPTION")
-        self.depth += 1
-        self.emit(f"WHEN {exception} THEN")
-        self.depth += 1
-        self.emit(handler)
-        self.depth -= 2
-        self.emit("END;")
+    def in_block(
+        self, statement: plsql.Stmt, exception: plsql.ExceptionName, handler: plsql.Stmt
+    ) -> None:
+        """BEGIN statement EXCEPTION WHEN exception THEN handler END;"""
+        handlers = [plsql.Handler([exception], [self.at(handler)])]
+        self.emit(plsql.Block([self.at(statement)], handlers))
 
     def not_found_of(
         self, value: ast.Expr
@@ -547,7 +570,9 @@ class FnLowerer(ExpressionLowerer):
             value = value.value
         return self.analysis.not_found.get(id(value))
 
-    def raise_error(self, error: str, values: tuple[tuple[str, str | None], ...]) -> str:
+    def raise_error(
+        self, error: str, values: tuple[tuple[str, str | None], ...]
+    ) -> plsql.RaiseError:
         """RAISE_APPLICATION_ERROR with the error's runtime code and `<module>.<Error>: <JSON>`."""
         module = self.checked.module
         field_types = self.checked.error_fields[error]
@@ -564,7 +589,8 @@ class FnLowerer(ExpressionLowerer):
         message = " || ".join(pieces)
         if len(pieces) > 1:
             message = f"SUBSTRB({message}, 1, 2048)"  # Oracle's limit for the message
-        return f"RAISE_APPLICATION_ERROR({runtime.code_constant(module.path, error)}, {message});"
+        code = runtime.code_constant(module.path, error)
+        return plsql.RaiseError(code, message, (module.path, error))
 
     def prelude_value(self, expr: ast.Expr) -> str:
         type_ = self.type_of(expr)
@@ -577,49 +603,36 @@ class FnLowerer(ExpressionLowerer):
         if (chain := sql_chain(expr)) is not None:
             self.emit(self.sql_statement(chain[0]))
             return
-        self.emit(f"{self.lower(expr)};")
+        self.emit(plsql.Exec(self.lower(expr)))
 
     def stmt_if(self, stmt: ast.If) -> None:
-        self.emit(f"IF {self.lower(stmt.condition)} THEN")
-        self.nested(stmt.then)
+        self.if_chain(stmt, self.condition(stmt.condition))
+
+    def if_chain(self, stmt: ast.If, condition: plsql.Opaque) -> None:
+        """IF / ELSIF / ELSE; an ELSIF condition whose lowering needs statements first becomes
+        ELSE, those statements, and an IF."""
+        branches = [plsql.Branch(condition, self.nested(stmt.then))]
         otherwise = stmt.otherwise
         while isinstance(otherwise, ast.If):
-            # An ELSIF condition whose lowering needs statements first becomes ELSE + IF.
-            mark = len(self.lines)
-            condition = self.lower(otherwise.condition)
-            if len(self.lines) != mark:
-                del self.lines[mark:]
-                break
-            self.emit(f"ELSIF {condition} THEN")
-            self.nested(otherwise.then)
+            prelude, condition = self.condition_with_prelude(otherwise.condition)
+            if prelude:
+                inner = self.collect(partial(self.if_chain, otherwise, condition))
+                self.emit(plsql.If(branches, prelude + inner))
+                return
+            branches.append(plsql.Branch(condition, self.nested(otherwise.then)))
             otherwise = otherwise.otherwise
-        if isinstance(otherwise, ast.If):
-            self.emit("ELSE")
-            self.depth += 1
-            self.stmt_if(otherwise)
-            self.depth -= 1
-        elif otherwise is not None:
-            self.emit("ELSE")
-            self.nested(otherwise)
-        self.emit("END IF;")
+        rest = self.nested(otherwise) if otherwise is not None else None
+        self.emit(plsql.If(branches, rest))
 
     def stmt_while(self, stmt: ast.While) -> None:
-        mark = len(self.lines)
-        condition = self.lower(stmt.condition)
-        if len(self.lines) == mark:
-            self.emit(f"WHILE {condition} LOOP")
-            self.loop_body(stmt.body)
-            self.emit("END LOOP;")
+        prelude, condition = self.condition_with_prelude(stmt.condition)
+        if not prelude:
+            body = self.loop_body(stmt.body)
+            self.emit(plsql.Loop(f"WHILE {condition.sql}", body, condition.calls))
             return
         # The condition needs statements of its own: evaluate it at the top of each pass.
-        del self.lines[mark:]
-        self.emit("LOOP")
-        self.depth += 1
-        condition = self.lower(stmt.condition)
-        self.emit(f"EXIT WHEN NOT ({condition});")
-        self.depth -= 1
-        self.loop_body(stmt.body)
-        self.emit("END LOOP;")
+        check = self.at(plsql.ExitWhen(condition))
+        self.emit(plsql.Loop("", [*prelude, check, *self.loop_body(stmt.body)]))
 
     def stmt_for(self, stmt: ast.For) -> None:
         variable = self.analysis.bindings[id(stmt)].plsql
@@ -637,22 +650,15 @@ class FnLowerer(ExpressionLowerer):
                     end = (str(int(end_expr.text) - 1), ATOM)
                 else:
                     end = (f"{wrap(end, ADDITIVE)} - 1", ADDITIVE)
-            self.emit(f"FOR {variable} IN {start} .. {end[0]} LOOP")
+            calls = self.take_calls()
+            head = f"FOR {variable} IN {start} .. {end[0]}"
+            self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
-            return
         else:
-            if "\n" in chain[0].text.strip():
-                # A query of several lines gets lines of its own inside the parentheses.
-                self.emit(f"FOR {variable} IN (")
-                self.depth += 1
-                self.emit(self.sql_text(chain[0]))
-                self.depth -= 1
-                self.emit(") LOOP")
-            else:
-                self.emit(f"FOR {variable} IN ({self.sql_text(chain[0])}) LOOP")
-        self.loop_body(stmt.body)
-        self.emit("END LOOP;")
+            query = self.at(self.sql_query(chain[0]))
+            multiline = "\n" in chain[0].text.strip()
+            self.emit(plsql.CursorLoop(variable, query, self.loop_body(stmt.body), multiline))
 
     def list_loop(self, variable: str, source: ast.Expr, body: ast.Block) -> None:
         """`for x in xs`: an index over 1 .. COUNT (lists are dense), `x` set from it."""
@@ -662,25 +668,22 @@ class FnLowerer(ExpressionLowerer):
             items = self.temp(self.type_of(source))
             self.store(items, source, self.type_of(source))
         index = naming.unique("l_pell_i", self.taken)
-        self.emit(f"FOR {index} IN 1 .. {items}.COUNT LOOP")
-        self.depth += 1
-        self.emit(f"{variable} := {items}({index});")
-        self.depth -= 1
-        self.loop_body(body)
+        element = self.at(plsql.Assign(variable, f"{items}({index})"))
+        statements = [element, *self.loop_body(body)]
         self.taken.discard(index)
-        self.emit("END LOOP;")
+        self.emit(plsql.Loop(f"FOR {index} IN 1 .. {items}.COUNT", statements))
 
-    def loop_exit_hooks(self) -> list[tuple[tuple[str, ...], int]]:
+    def loop_exit_hooks(self) -> list[tuple[tuple[plsql.Stmt, ...], int]]:
         """Hooks of constructs inside the innermost loop: a break or continue leaves them."""
         return [hook for hook in self.exit_hooks if hook[1] >= self.loop_depth]
 
     def stmt_break(self, stmt: ast.Break) -> None:
         self.run_exit_hooks(self.loop_exit_hooks())
-        self.emit("EXIT;")
+        self.emit(plsql.Exit())
 
     def stmt_continue(self, stmt: ast.Continue) -> None:
         self.run_exit_hooks(self.loop_exit_hooks())
-        self.emit("CONTINUE;")
+        self.emit(plsql.Continue())
 
     def stmt_return(self, stmt: ast.Return) -> None:
         value = _unwrap_value(stmt.value) if stmt.value is not None else None
@@ -689,18 +692,18 @@ class FnLowerer(ExpressionLowerer):
             return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.run_exit_hooks(self.exit_hooks)
-            self.emit("RETURN;")
+            self.emit(plsql.Return())
             return
         if not self.exit_hooks:
-            self.emit(f"RETURN {self.lower(value)};")
+            self.emit(plsql.Return(self.lower(value)))
             return
         # The value is computed before the COMMIT or cleanup that must precede RETURN.
         self.needs_result = True
         self.store(RESULT_VARIABLE, value, self.fn.returns)
         self.run_exit_hooks(self.exit_hooks)
-        self.emit(f"RETURN {RESULT_VARIABLE};")
+        self.emit(plsql.Return(RESULT_VARIABLE))
 
-    def raise_statement(self, err: ast.Wrap) -> str:
+    def raise_statement(self, err: ast.Wrap) -> plsql.RaiseError:
         """`Err(E { f: v })` -> RAISE_APPLICATION_ERROR; the fields in their declared order."""
         value = err.value
         if isinstance(value, ast.RecordLit):
@@ -722,7 +725,7 @@ class FnLowerer(ExpressionLowerer):
         element = returns.element
         value = _unwrap_value(stmt.value)
         if not isinstance(element, t.RecordType):
-            self.emit(f"PIPE ROW({self.lower(value)});")
+            self.emit(plsql.PipeRow(self.lower(value)))
             return
         row_type = naming.row_type_names(self.checked.module.path, element.name)[0]
         fields = list(self.checked.records[element.name].fields)
@@ -732,29 +735,22 @@ class FnLowerer(ExpressionLowerer):
         else:
             record = self.lower(value)
             values = [f"{record}.{naming.field_name(field)}" for field in fields]
-        self.emit(f"PIPE ROW({row_type}({', '.join(values)}));")
+        self.emit(plsql.PipeRow(f"{row_type}({', '.join(values)})"))
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
         self.savepoints += 1
         savepoint = "pell_transaction" + (f"_{self.savepoints}" if self.savepoints > 1 else "")
-        self.emit(f"SAVEPOINT {savepoint};")
-        self.emit("BEGIN")
-        self.exit_hooks.append((("COMMIT;",), self.loop_depth))
-        self.nested(stmt.body)
+        self.emit(plsql.Savepoint(savepoint))
+        self.exit_hooks.append(((plsql.Commit(),), self.loop_depth))
+        body = self.nested(stmt.body)
         self.exit_hooks.pop()
         if falls_through(stmt.body.stmts):
-            self.depth += 1
-            self.emit("COMMIT;")
-            self.depth -= 1
-        self.emit("EXCEPTION")
-        self.depth += 1
-        self.emit("WHEN OTHERS THEN")
-        self.depth += 1
-        self.emit(f"ROLLBACK TO {savepoint};")
-        self.emit("RAISE;")
-        self.depth -= 2
-        self.emit("END;")
+            body.append(self.at(plsql.Commit()))
+        undo = plsql.Handler(
+            [plsql.OTHERS], [self.at(plsql.RollbackTo(savepoint)), self.at(plsql.Raise())]
+        )
+        self.emit(plsql.Block(body, [undo]))
 
     # -- embedded SQL
 
@@ -766,7 +762,7 @@ class FnLowerer(ExpressionLowerer):
         suffix: str = "",
     ) -> str:
         """The SQL with binds resolved, `[BULK COLLECT] INTO ...` after the select list if asked,
-        `suffix` at the end, re-indented under the current depth."""
+        `suffix` at the end; continuation lines indented relative to the first."""
         text = block.text
         shape = sqltext.analyse(text)
         edits: list[tuple[int, int, str]] = [
@@ -784,12 +780,28 @@ class FnLowerer(ExpressionLowerer):
             pieces += [text[position:start], replacement]
             position = end
         text = "".join(pieces) + text[position:]
-        text = sqltext.reindent(text, INDENT * self.depth, block.first_column).rstrip(";").rstrip()
+        text = sqltext.reindent(text, "", block.first_column).rstrip(";").rstrip()
         if sqltext.ends_in_line_comment(text):
             # Whatever the lowering writes after the SQL must not land inside that comment.
-            text += "\n" + INDENT * self.depth
+            text += "\n"
             suffix = suffix.lstrip()
         return text + suffix
+
+    def sql_query(
+        self,
+        block: ast.SqlBlock,
+        into: list[str] | None = None,
+        bulk: bool = False,
+        suffix: str = "",
+        returning: list[str] | None = None,
+    ) -> plsql.Sql:
+        if returning is not None:
+            suffix = " INTO " + ", ".join(returning)
+        text = self.sql_text(block, into, bulk, suffix)
+        words = block.text.split(None, 1)
+        verb = words[0].lower() if words else ""
+        binds = tuple(replacement for _, replacement in self.analysis.binds[id(block)])
+        return plsql.Sql(text, verb, tuple(into or returning or ()), binds)
 
     def sql_statement(
         self,
@@ -797,8 +809,9 @@ class FnLowerer(ExpressionLowerer):
         into: list[str] | None = None,
         bulk: bool = False,
         suffix: str = "",
-    ) -> str:
-        return self.sql_text(block, into, bulk, suffix) + ";"
+        returning: list[str] | None = None,
+    ) -> plsql.Sql:
+        return self.sql_query(block, into, bulk, suffix, returning)
 
 
 # One entry per class of ast.Stmt (a test checks that it covers the union).
