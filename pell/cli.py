@@ -152,6 +152,22 @@ def _parser() -> argparse.ArgumentParser:
         description="Report diagnostics; write nothing.",
     )
     check.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    check.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip `pellc verify`'s fault schedules (they run when every file compiles)",
+    )
+    verify = commands.add_parser(
+        "verify",
+        parents=[common],
+        help="run each @retry fn, and each fn that calls one, under injected faults",
+        description="Compile the modules together, then run every @retry fn and every fn "
+        "that calls one against a model of Oracle transactions, failing each statement and "
+        "call on each attempt with each kind of error its policy tells apart "
+        "(docs/verify.md). Prints the schedules explored per fn and each finding with the "
+        "schedule that shows it; exit 1 on an error finding.",
+    )
+    verify.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
     return parser
 
 
@@ -306,10 +322,13 @@ def _build_tree(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
     from pell import CompileResult, compile_source
     from pell.build import FileError
     from pell.checker.retry_safety import project_findings
-    from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.diagnostics import Severity, SourceFile, has_errors, render_all
+    from pell.verify import verify
 
     failed = unreadable = False
     compiled: list[tuple[Path, str, CompileResult]] = []
@@ -334,7 +353,57 @@ def _check(args: argparse.Namespace) -> int:
             diagnostics += across.get(result.retry_facts.name, [])
         sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
         failed = failed or has_errors(diagnostics)
+    if not (failed or unreadable or args.no_verify):
+        # The verifier's errors only: its warnings repeat side-effect-in-retry with a schedule,
+        # which `pellc verify` prints.
+        shown = [
+            replace(result, source=SourceFile(str(path), text)) for path, text, result in compiled
+        ]
+        with _compiling(args.files[0]):
+            report = verify(shown)
+        errors = [f.render() for f in report.findings if f.severity is Severity.ERROR]
+        sys.stderr.write("".join(error + "\n" for error in errors))
+        failed = bool(errors)
     return _exit_code(unreadable, failed)
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from pell import CompileResult, compile_source
+    from pell.build import FileError, find_sources
+    from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.verify import verify
+
+    units, file_errors = find_sources(args.files)
+    for error in file_errors:
+        _report(error)
+    unreadable, failed = bool(file_errors), False
+    compiled: list[CompileResult] = []
+    for unit in units:
+        try:
+            text = _read_source(unit.path, args.pretty)
+        except FileError as error:
+            _report(error)
+            unreadable = True
+            continue
+        if text is None:
+            failed = True
+            continue
+        with _compiling(unit.path):
+            result = compile_source(text, unit.path.name, args.target)
+        shown = SourceFile(str(unit.path), text)
+        if has_errors(list(result.diagnostics)):
+            sys.stderr.write(render_all(list(result.diagnostics), shown, args.pretty))
+            failed = True
+            continue
+        compiled.append(replace(result, source=shown))
+    with _compiling(units[0].path if units else Path(".")):
+        report = verify(compiled)
+    lines = report.summary_lines() or ["no @retry fn, and no fn that calls one, to verify"]
+    lines += [finding.render() for finding in report.findings]
+    _stdout("\n".join(lines) + "\n")
+    return _exit_code(unreadable, failed or report.has_errors)
 
 
 def _runtime(args: argparse.Namespace) -> int:
@@ -521,6 +590,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "deploy": _deploy,
     "explain": _explain,
     "runtime": _runtime,
+    "verify": _verify,
 }
 
 

@@ -54,6 +54,34 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "@retry on a fn SQL calls (@udf, @deterministic, @result_cache)",
     ),
+    "verify-lost-work": (
+        Severity.ERROR,
+        "pellc verify: a retried call that returns has lost work of its last attempt or its caller",
+    ),
+    "verify-repeated-work": (
+        Severity.ERROR,
+        "pellc verify: a retried call that returns leaves work of a failed attempt standing",
+    ),
+    "verify-leaked-work": (
+        Severity.ERROR,
+        "pellc verify: a retried call that raises leaves work standing, committed or open",
+    ),
+    "verify-no-savepoint": (
+        Severity.ERROR,
+        "pellc verify: a ROLLBACK TO a savepoint that is not there (ORA-01086)",
+    ),
+    "verify-attempts": (
+        Severity.ERROR,
+        "pellc verify: more attempts, or more sleep, than the retry policy allows",
+    ),
+    "verify-retried-error": (
+        Severity.ERROR,
+        "pellc verify: an error retried that the policy does not retry, or the reverse",
+    ),
+    "verify-repeated-effect": (
+        Severity.WARNING,
+        "pellc verify: an effect no rollback undoes, done again by the next attempt",
+    ),
     "retry-deadlock-scope": (
         Severity.WARNING,
         "a savepoint-scoped retry of deadlocks or serialization failures, which it cannot cure",

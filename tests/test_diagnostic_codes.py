@@ -14,6 +14,14 @@ TESTED_ELSEWHERE = {
     "too-many-errors": "test_cli.py::test_runtime_reports_a_full_code_range",
     "too-large": "test_robustness.py::test_a_huge_file_is_a_diagnostic",
     "too-deep": "test_robustness.py::test_deep_nesting_is_a_diagnostic",
+    # pellc verify's findings: planted in statement trees, each asserted where it lands
+    "verify-lost-work": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-repeated-work": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-leaked-work": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-no-savepoint": "test_verify.py::test_a_user_rollback_to_a_missing_savepoint_is_an_error",
+    "verify-attempts": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-retried-error": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-repeated-effect": "test_verify.py::test_the_lowered_trees_have_no_violation",
 }
 
 

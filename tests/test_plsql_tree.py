@@ -1,10 +1,11 @@
-"""The PL/SQL statement tree and its printer."""
+"""The PL/SQL statement tree: every statement class prints and runs in the verifier."""
 
 from __future__ import annotations
 
 import typing
 
 from pell import plsql
+from pell.verify.interpreter import EXECUTORS
 
 
 def _statement_classes() -> set[type]:
@@ -13,6 +14,10 @@ def _statement_classes() -> set[type]:
 
 def test_every_statement_prints() -> None:
     assert set(plsql.PRINTERS) == _statement_classes()
+
+
+def test_every_statement_runs_in_the_verifier() -> None:
+    assert set(EXECUTORS) == _statement_classes()
 
 
 def test_printer_indents_relative_to_the_parent() -> None:

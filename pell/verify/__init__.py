@@ -1,0 +1,112 @@
+"""`pell.verify`: every retried fn, and every fn that calls one, run against a model of Oracle
+transactions under injected faults (docs/verify.md).
+
+`verify(results)` takes the compile results of modules compiled together and gives a verdict
+per fn: how many schedules ran and what they found, each finding with the schedule that shows
+it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pell import ast, runtime
+from pell.compiler import CompileResult
+from pell.diagnostics import CODES, Severity, SourceFile
+from pell.verify.interpreter import Program, ProgramModule, Violation
+from pell.verify.model import Location
+from pell.verify.schedules import FnVerdict, needs_verifying, verify_fn
+
+__all__ = ["Finding", "Report", "verify", "verify_program"]
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation, located in the Pell source, with the schedule that shows it."""
+
+    code: str
+    severity: Severity
+    message: str
+    source: SourceFile
+    offset: int
+    schedule: tuple[str, ...]
+
+    def render(self) -> str:
+        line, col = self.source.line_col(self.offset)
+        head = (
+            f"{self.source.name}:{line}:{col}: {self.severity.value}: {self.message}  [{self.code}]"
+        )
+        return "\n".join([head, "  schedule:", *(f"    {step}" for step in self.schedule)])
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    verdicts: tuple[FnVerdict, ...]
+    findings: tuple[Finding, ...]
+    sources: dict[tuple[str, ...], SourceFile]
+
+    @property
+    def has_errors(self) -> bool:
+        return any(f.severity is Severity.ERROR for f in self.findings)
+
+    def summary_lines(self) -> list[str]:
+        """Per verified fn: where it is, how many schedules ran, how many findings."""
+        lines = []
+        for verdict in self.verdicts:
+            source = self.sources[verdict.module]
+            line, col = source.line_col(max(verdict.origin, 0))
+            found = len(verdict.violations)
+            outcome = f"{found} finding{'s' if found != 1 else ''}" if found else "no findings"
+            lines.append(
+                f"{source.name}:{line}:{col}: {'.'.join(verdict.module)}::{verdict.fn}: "
+                f"{verdict.schedules} schedules, {outcome}"
+            )
+        return lines
+
+
+def program_module(result: CompileResult) -> ProgramModule:
+    assert result.module is not None and result.lowered is not None, "verify needs SQL"
+    module = result.module
+    errors = [item for item in module.items if isinstance(item, ast.ErrorDecl)]
+    return ProgramModule(
+        path=module.path,
+        imports=tuple(i.path for i in module.imports),
+        subprograms={s.fn: s for s in result.lowered.subprograms},
+        errors=tuple(e.name for e in errors),
+        panics=frozenset(e.name for e in errors if runtime.error_category(e) == "panic"),
+    )
+
+
+def verify(results: list[CompileResult]) -> Report:
+    """Verify the modules of `results` (each compiled without errors) together."""
+    modules = [program_module(result) for result in results]
+    sources = {module.path: result.source for module, result in zip(modules, results, strict=True)}
+    return verify_program(Program(modules), sources)
+
+
+def verify_program(program: Program, sources: dict[tuple[str, ...], SourceFile]) -> Report:
+    verdicts = tuple(
+        verify_fn(program, module, subprogram) for module, subprogram in needs_verifying(program)
+    )
+    findings: list[Finding] = []
+    for verdict in verdicts:
+        fallback = (verdict.module, verdict.origin)
+        for violation in verdict.violations:
+            findings.append(_finding(violation, fallback, sources))
+    return Report(verdicts, tuple(findings), sources)
+
+
+def _finding(
+    violation: Violation, fallback: Location, sources: dict[tuple[str, ...], SourceFile]
+) -> Finding:
+    module, offset = violation.at if violation.at[1] >= 0 else fallback
+    source = sources[module]
+    steps = []
+    for text, at in violation.log:
+        if at is not None and at[1] >= 0 and at[0] in sources:
+            where = sources[at[0]]
+            line, col = where.line_col(at[1])
+            text = f"{text}  ({where.name}:{line}:{col})"
+        steps.append(text)
+    severity = CODES[violation.code][0]
+    return Finding(violation.code, severity, violation.message, source, offset, tuple(steps))

@@ -1,0 +1,704 @@
+"""One run of a fn's PL/SQL statement tree against the session model, failing where a plan
+says, and checking each retried call as it ends.
+
+Values are not modelled: a condition computed from values is a choice the run is given
+(`choices`, replayed on every attempt), a loop over values runs its body once or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any
+
+from pell import plsql
+from pell.checker.retry_facts import committing_call
+from pell.retry import ERROR_CLASSES, RetryPolicy, schedule
+from pell.verify.model import Effect, Failure, Location, ModelError, Session
+
+# Packages whose work is outside the transaction: no rollback takes it back (docs/verify.md
+# rule 7).
+OUTSIDE_TRANSACTION = frozenset(
+    {"dbms_output", "utl_http", "utl_file", "utl_smtp", "utl_tcp", "utl_mail", "dbms_pipe"}
+)
+# Packages that change only the session's own state, never data.
+SESSION_ONLY = frozenset(
+    {
+        "dbms_application_info",
+        "dbms_random",
+        "dbms_utility",
+        "dbms_session",
+        "dbms_lock",
+        "dbms_transaction",
+        "utl_raw",
+        "utl_url",
+        "dbms_lob",
+    }
+)
+DML_VERBS = frozenset({"insert", "update", "delete", "merge"})
+DDL_VERBS = frozenset({"create", "alter", "drop", "truncate", "grant", "revoke", "rename"})
+MAX_CALL_DEPTH = 12  # deeper calls (recursion) are taken as doing nothing
+MODEL_CODES = frozenset({-1086, -6519, -1453})  # errors the model raises itself
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    code: str
+    at: Location
+    message: str
+    log: tuple[tuple[str, Location | None], ...]
+
+
+@dataclass(slots=True)
+class ProgramModule:
+    path: tuple[str, ...]
+    imports: tuple[tuple[str, ...], ...]
+    subprograms: dict[str, plsql.Subprogram]  # Pell fn name -> tree
+    errors: tuple[str, ...]  # its Pell errors
+    panics: frozenset[str]  # those that are @panic
+
+
+class Program:
+    """Every module compiled together, with calls resolved as the checker resolves them."""
+
+    def __init__(self, modules: list[ProgramModule]) -> None:
+        self.modules = {".".join(m.path): m for m in modules}
+
+    def resolve(
+        self, module: ProgramModule, path: tuple[str, ...]
+    ) -> tuple[ProgramModule, plsql.Subprogram] | None:
+        if len(path) == 1:
+            found = module.subprograms.get(path[0])
+            return (module, found) if found is not None else None
+        prefix = path[:-1]
+        if len(prefix) == 1:
+            imported = [i for i in module.imports if i[-1] == prefix[0]]
+            prefix = imported[0] if len(imported) == 1 else prefix
+        target = self.modules.get(".".join(prefix))
+        if target is None or path[-1] not in target.subprograms:
+            return None
+        return target, target.subprograms[path[-1]]
+
+
+class PlsqlError(Exception):
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.label)
+        self.failure = failure
+
+
+class ReturnSignal(Exception):
+    pass
+
+
+class ExitSignal(Exception):
+    pass
+
+
+class ContinueSignal(Exception):
+    pass
+
+
+class Abort(Exception):
+    """The run cannot go on (a loop past its bound): its violation is already recorded."""
+
+
+@dataclass(slots=True)
+class Frame:
+    module: ProgramModule
+    subprogram: plsql.Subprogram
+    call_id: int
+    phase: int = 0  # a new phase per attempt and per retry handler entered
+    passes: int = 0  # attempts started
+    counter: int = 0  # what the loop's attempt variable holds
+    flags: set[str] = field(default_factory=set)
+    handling: list[Failure] = field(default_factory=list)
+    caught: Failure | None = None  # what the attempt's handler caught last
+    attempt_block: plsql.Block | None = None
+    slept: Decimal = Decimal(0)
+    opened_before: bool = False  # a transaction was open when it was called
+    live_before: frozenset[int] = frozenset()  # serials of the caller's work standing then
+
+    @property
+    def policy(self) -> RetryPolicy | None:
+        return self.subprogram.retry
+
+
+def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...]) -> bool:
+    """Does the policy (retry.md, not the generated handler) retry this error?"""
+    if policy.on:
+        codes = {ERROR_CLASSES[name][0] for name in policy.on if name in ERROR_CLASSES}
+        if failure.code is not None and failure.code in codes:
+            return True
+        error = failure.pell_error
+        return error is not None and error[0] == module and error[1] in policy.on
+    return not (failure.panic or failure.never_retry)
+
+
+class Run:
+    """One call of one fn, under one fault plan: `plan[attempt] = (site, failure)` fails the
+    site-th statement or call (counted from 0) of that attempt of the top call."""
+
+    def __init__(
+        self,
+        program: Program,
+        plan: dict[int, tuple[int, Failure]],
+        choices: list[int],
+    ) -> None:
+        self.program = program
+        self.plan = plan
+        self.choices = choices
+        self.options: list[int] = []  # how many options each choice point of attempt 1 had
+        self.session = Session()
+        self.log: list[tuple[str, Location | None]] = []
+        self.violations: list[Violation] = []
+        self.performed: list[Effect] = []
+        self.frames: list[Frame] = []
+        self.final: dict[int, tuple[int, bool]] = {}  # call id -> (last phase, returned)
+        self.autonomous_calls: set[int] = set()
+        self.top_attempt = 1
+        self.sites: dict[int, int] = {}  # top attempt -> sites met
+        self.choice_index = 0
+        self.next_call = 0
+        self.serial = 0
+        self.repeated_effects: set[int] = set()  # reported already
+        self.undone_by_sql: set[int] = set()  # rolled back by the fn's own SQL, on purpose
+
+    # -- the top-level call
+
+    def call_top(self, module: ProgramModule, subprogram: plsql.Subprogram, opened: bool) -> None:
+        """Call `subprogram` as the client would; with `opened`, after work of the caller's own
+        in an open transaction."""
+        if opened:
+            self.effect("the caller's earlier work", (module.path, subprogram.origin), True)
+        first = self.serial
+        try:
+            self.invoke(module, subprogram, (module.path, subprogram.origin))
+            self.note("the call returned")
+        except PlsqlError as error:
+            self.note(f"the call raised {error.failure.label}")
+            undone = self.session.undo_call(first)
+            if undone:
+                self.note(f"the top-level call's work is undone: {self.effects(undone)}")
+        except Abort:
+            return
+
+    # -- helpers
+
+    def note(self, text: str, at: Location | None = None) -> None:
+        depth = max(len(self.frames) - 1, 0)
+        self.log.append(("  " * depth + text, at))
+
+    def violation(self, code: str, at: Location, message: str) -> None:
+        self.violations.append(Violation(code, at, message, tuple(self.log)))
+
+    def effects(self, effects: list[Effect]) -> str:
+        return ", ".join(f"{e.what} (#{e.serial})" for e in effects) or "nothing"
+
+    def effect(self, what: str, at: Location, undoable: bool) -> None:
+        frames = tuple((f.call_id, f.phase) for f in self.frames)
+        effect = Effect(what, at, frames, undoable, self.serial)
+        self.serial += 1
+        self.performed.append(effect)
+        self.session.record(effect)
+        kept = "" if undoable else ", outside the transaction"
+        if undoable and len(self.session.stack) > 1:
+            kept = ", in an autonomous transaction"
+        self.note(f"{what} (#{effect.serial}{kept})", at)
+
+    def site(self, at: Location, what: str) -> None:
+        """A statement or call that may fail: fail it if the plan says so."""
+        index = self.sites.get(self.top_attempt, 0)
+        self.sites[self.top_attempt] = index + 1
+        fault = self.plan.get(self.top_attempt)
+        if fault is not None and fault[0] == index:
+            failure = replace(fault[1], at=at)
+            self.note(f"{what} fails: {failure.label}", at)
+            raise PlsqlError(failure)
+
+    def choose(self, options: int) -> int:
+        index = self.choice_index
+        self.choice_index += 1
+        if self.top_attempt == 1 and index == len(self.options):
+            self.options.append(options)
+        return self.choices[index] if index < len(self.choices) else 0
+
+    def model(self, operation: Callable[[], Any], at: Location) -> Any:
+        try:
+            return operation()
+        except ModelError as error:
+            failure = replace(error.failure, at=at)
+            self.note(failure.label, at)
+            raise PlsqlError(failure) from None
+
+    # -- calls
+
+    def run_calls(self, calls: tuple[tuple[str, ...], ...], frame: Frame, at: Location) -> None:
+        for path in calls:
+            self.call(path, frame, at)
+
+    def call(self, path: tuple[str, ...], frame: Frame, at: Location) -> None:
+        target = self.program.resolve(frame.module, path)
+        name = "::".join(path)
+        if target is not None:
+            self.site(at, f"call {name}")
+            self.invoke(target[0], target[1], at)
+            return
+        if len(path) < 2:
+            return  # a built-in function: no effect
+        package = path[0].lower()
+        self.site(at, f"call {name}")
+        if (commits := committing_call(tuple(p.lower() for p in path))) is not None:
+            self.effect(f"call {name}", at, True)
+            done = self.session.commit()
+            self.note(f"{name} commits ({commits}): {self.effects(done)}", at)
+        elif package in OUTSIDE_TRANSACTION:
+            self.effect(f"call {name}", at, False)
+        elif package not in SESSION_ONLY:
+            self.effect(f"call {name}", at, True)
+
+    def invoke(self, module: ProgramModule, subprogram: plsql.Subprogram, at: Location) -> None:
+        if len(self.frames) >= MAX_CALL_DEPTH:
+            return
+        frame = Frame(module, subprogram, self.next_call)
+        self.next_call += 1
+        frame.opened_before = self.session.current.open
+        frame.live_before = frozenset(e.serial for e in self.session.live())
+        self.frames.append(frame)
+        self.note(f"call {'.'.join(module.path)}::{subprogram.fn}", at)
+        if subprogram.autonomous:
+            self.autonomous_calls.add(frame.call_id)
+            self.session.begin_autonomous()
+        raised: Failure | None = None
+        try:
+            try:
+                self.block(plsql.Block(subprogram.body, subprogram.handlers), frame)
+            except ReturnSignal:
+                pass
+            finally:
+                if subprogram.autonomous:
+                    self.model(self.session.end_autonomous, (module.path, subprogram.origin))
+        except PlsqlError as error:
+            raised = error.failure
+            raise
+        finally:
+            self.frames.pop()
+            self.final[frame.call_id] = (frame.phase, raised is None)
+            if frame.policy is not None:
+                self.check_call(frame, raised)
+
+    # -- statements
+
+    def statements(self, stmts: list[plsql.Stmt], frame: Frame) -> None:
+        for stmt in stmts:
+            EXECUTORS[type(stmt)](self, stmt, frame)
+
+    def at(self, frame: Frame, stmt: Any) -> Location:
+        return frame.module.path, stmt.origin
+
+    def nothing(self, stmt: plsql.Stmt, frame: Frame) -> None:
+        pass
+
+    def with_calls(self, stmt: plsql.Assign | plsql.Exec | plsql.PipeRow, frame: Frame) -> None:
+        self.run_calls(stmt.calls, frame, self.at(frame, stmt))
+
+    def set_flag(self, stmt: plsql.SetFlag, frame: Frame) -> None:
+        frame.flags.add(stmt.variable)
+
+    def count_attempt(self, stmt: plsql.CountAttempt, frame: Frame) -> None:
+        frame.counter += 1
+
+    def call_local(self, stmt: plsql.CallLocal, frame: Frame) -> None:
+        for declaration in frame.subprogram.declarations:
+            if isinstance(declaration, plsql.LocalProcedure) and declaration.name == stmt.name:
+                with contextlib.suppress(ReturnSignal):
+                    self.statements(declaration.body, frame)
+
+    def sql(self, stmt: plsql.Sql, frame: Frame) -> None:
+        at = self.at(frame, stmt)
+        words = stmt.text.lower().replace("(", " ").replace(")", " ").split()
+        verb = stmt.verb
+        if verb in ("commit", "rollback", "savepoint"):
+            self.transaction_sql(verb, words, at)
+            return
+        self.site(at, f"{verb} statement")
+        if verb in DDL_VERBS:
+            # DDL commits before and after [7].
+            done = self.session.commit()
+            self.note(f"DDL commits: {self.effects(done)}", at)
+            return
+        if any(word.endswith(".nextval") or word == "nextval" for word in words):
+            self.effect("a sequence value", at, False)
+        if verb in DML_VERBS or verb in ("begin", "declare", "call"):
+            self.effect(" ".join(stmt.text.split()[:3]), at, True)
+        if verb in ("begin", "declare") and "commit" in words:
+            done = self.session.commit()
+            self.note(f"the block commits: {self.effects(done)}", at)
+
+    def transaction_sql(self, verb: str, words: list[str], at: Location) -> None:
+        if verb == "commit":
+            done = self.session.commit()
+            self.note(f"COMMIT: {self.effects(done)}", at)
+        elif verb == "savepoint" and len(words) > 1:
+            self.session.savepoint(words[1])
+            self.note(f"SAVEPOINT {words[1]}", at)
+        elif "to" in words:
+            undone = self.rollback_to_savepoint(words[-1], at)
+            self.undone_by_sql.update(e.serial for e in undone)
+        else:
+            undone = self.session.rollback()
+            self.undone_by_sql.update(e.serial for e in undone)
+            self.note(f"ROLLBACK undoes {self.effects(undone)}", at)
+
+    def savepoint(self, stmt: plsql.Savepoint, frame: Frame) -> None:
+        self.session.savepoint(stmt.name)
+        self.note(f"SAVEPOINT {stmt.name}", self.at(frame, stmt))
+
+    def rollback_to(self, stmt: plsql.RollbackTo, frame: Frame) -> None:
+        self.rollback_to_savepoint(stmt.name, self.at(frame, stmt))
+
+    def rollback_to_savepoint(self, name: str, at: Location) -> list[Effect]:
+        try:
+            undone = self.session.rollback_to(name)
+        except ModelError as error:
+            failure = replace(error.failure, at=at)
+            self.note(failure.label, at)
+            self.violation(
+                "verify-no-savepoint",
+                at,
+                f"ROLLBACK TO {name} raises ORA-01086: no savepoint of that name stands here",
+            )
+            raise PlsqlError(failure) from None
+        self.note(f"ROLLBACK TO {name} undoes {self.effects(undone)}", at)
+        return undone
+
+    def rollback(self, stmt: plsql.Rollback, frame: Frame) -> None:
+        undone = self.session.rollback()
+        self.note(f"ROLLBACK undoes {self.effects(undone)}", self.at(frame, stmt))
+
+    def commit(self, stmt: plsql.Commit, frame: Frame) -> None:
+        done = self.session.commit()
+        self.note(f"COMMIT keeps {self.effects(done)}", self.at(frame, stmt))
+
+    def set_transaction(self, stmt: plsql.SetTransaction, frame: Frame) -> None:
+        self.model(self.session.set_transaction, self.at(frame, stmt))
+
+    def sleep(self, stmt: plsql.Sleep, frame: Frame) -> None:
+        longest = stmt.max_seconds
+        index = min(max(frame.counter - 1, 0), len(longest) - 1)
+        seconds = Decimal(str(longest[index])) if longest else Decimal(0)
+        frame.slept += seconds
+        self.note(f"sleeps up to {seconds} s", self.at(frame, stmt))
+
+    def raise_(self, stmt: plsql.Raise, frame: Frame) -> None:
+        assert frame.handling, "RAISE; outside a handler"
+        raise PlsqlError(frame.handling[-1])
+
+    def raise_error(self, stmt: plsql.RaiseError, frame: Frame) -> None:
+        at = self.at(frame, stmt)
+        if stmt.error is None:  # pellc's own: a transaction already open
+            failure = Failure("pell_transaction_open", code=-20399, panic=True, at=at)
+        else:
+            module, name = stmt.error
+            panics = self.program.modules.get(".".join(module))
+            panic = panics is not None and name in panics.panics
+            failure = Failure(
+                f"{'.'.join(module)}.{name}", pell_error=stmt.error, panic=panic, at=at
+            )
+        self.note(f"raises {failure.label}", at)
+        raise PlsqlError(failure)
+
+    def return_(self, stmt: plsql.Return, frame: Frame) -> None:
+        self.run_calls(stmt.calls, frame, self.at(frame, stmt))
+        raise ReturnSignal
+
+    def exit(self, stmt: plsql.Exit, frame: Frame) -> None:
+        raise ExitSignal
+
+    def exit_when(self, stmt: plsql.ExitWhen, frame: Frame) -> None:
+        # EXIT WHEN NOT (condition)
+        if not self.test(stmt.condition, frame, self.at(frame, stmt)):
+            raise ExitSignal
+
+    def continue_(self, stmt: plsql.Continue, frame: Frame) -> None:
+        raise ContinueSignal
+
+    def test(self, condition: plsql.Condition, frame: Frame, at: Location) -> bool:
+        if isinstance(condition, plsql.AttemptsExhausted):
+            return frame.counter >= condition.attempts  # the model has no clock: no deadline
+        if isinstance(condition, plsql.IsPanic):
+            failure = frame.handling[-1]
+            return failure.panic or failure.never_retry
+        if isinstance(condition, plsql.TransactionOpen):
+            return self.session.current.open
+        if isinstance(condition, plsql.FlagSet):
+            return condition.variable in frame.flags
+        self.run_calls(condition.calls, frame, at)
+        return self.choose(2) == 0
+
+    def if_(self, stmt: plsql.If, frame: Frame) -> None:
+        at = self.at(frame, stmt)
+        for branch in stmt.branches:
+            if self.test(branch.condition, frame, at):
+                self.statements(branch.body, frame)
+                return
+        if stmt.otherwise is not None:
+            self.statements(stmt.otherwise, frame)
+
+    def once(self, body: list[plsql.Stmt], frame: Frame) -> None:
+        """A loop over values: its body once (EXIT and CONTINUE both end it)."""
+        with contextlib.suppress(ExitSignal, ContinueSignal):
+            self.statements(body, frame)
+
+    def loop(self, stmt: plsql.Loop, frame: Frame) -> None:
+        self.run_calls(stmt.calls, frame, self.at(frame, stmt))
+        if not stmt.head or self.choose(2) == 0:
+            self.once(stmt.body, frame)
+
+    def cursor_loop(self, stmt: plsql.CursorLoop, frame: Frame) -> None:
+        self.site(self.at(frame, stmt.query), "the cursor's query")
+        if self.choose(2) == 0:
+            self.once(stmt.body, frame)
+
+    def retry_loop(self, stmt: plsql.RetryLoop, frame: Frame) -> None:
+        policy = frame.policy
+        at = self.at(frame, stmt)
+        assert policy is not None, "a retry loop in a fn without @retry"
+        blocks = [s for s in stmt.body if isinstance(s, plsql.Block)]
+        frame.attempt_block = blocks[0] if blocks else None
+        while True:
+            frame.passes += 1
+            frame.phase += 1
+            if len(self.frames) == 1:
+                self.top_attempt = frame.passes
+                self.choice_index = 0
+            self.note(f"attempt {frame.passes} of {frame.subprogram.fn}", at)
+            if frame.passes > 1:
+                self.check_retry(frame)
+            if frame.passes > policy.attempts:
+                self.violation(
+                    "verify-attempts",
+                    at,
+                    f"the retry loop starts attempt {frame.passes}; the policy allows "
+                    f"{policy.attempts}",
+                )
+                raise Abort
+            try:
+                self.statements(stmt.body, frame)
+            except ExitSignal:
+                return
+
+    def block(self, stmt: plsql.Block, frame: Frame) -> None:
+        try:
+            self.statements(stmt.body, frame)
+        except PlsqlError as error:
+            failure = error.failure
+            for handler in stmt.handlers:
+                if any(matches(name, failure) for name in handler.exceptions):
+                    break
+            else:
+                raise
+            if stmt is frame.attempt_block:
+                frame.caught = failure
+                frame.phase += 1
+            frame.handling.append(failure)
+            try:
+                self.statements(handler.body, frame)
+            finally:
+                frame.handling.pop()
+
+    # -- the properties of a retried call
+
+    def check_retry(self, frame: Frame) -> None:
+        """A new attempt: (e) the error that ended the last one is one the policy retries;
+        (f) what the last one did that no rollback undoes is done again."""
+        policy = frame.policy
+        assert policy is not None
+        failure = frame.caught
+        if failure is not None and not policy_retries(policy, failure, frame.module.path):
+            self.violation(
+                "verify-retried-error",
+                failure.at or (frame.module.path, frame.subprogram.origin),
+                f"{frame.subprogram.fn} retries {failure.label}, which its policy does not retry",
+            )
+        before = frame.phase - 1
+        for effect in self.session.permanent:
+            if (frame.call_id, before) in effect.frames or any(
+                cid == frame.call_id and phase < frame.phase for cid, phase in effect.frames
+            ):
+                if effect.serial in self.repeated_effects:
+                    continue
+                self.repeated_effects.add(effect.serial)
+                how = "committed on its own" if effect.undoable else "outside the transaction"
+                self.violation(
+                    "verify-repeated-effect",
+                    effect.at,
+                    f"`{effect.what}` ({how}) is not undone when attempt {frame.passes - 1} "
+                    f"of {frame.subprogram.fn} fails, and attempt {frame.passes} does it again",
+                )
+
+    def tagged(self, effect: Effect, call_id: int) -> bool:
+        return any(cid == call_id for cid, _ in effect.frames)
+
+    def below_autonomous(self, effect: Effect, frame: Frame) -> bool:
+        """Was `effect` done in an autonomous call that `frame` made (its own transaction)?"""
+        inside = False
+        for call_id, _ in effect.frames:
+            if inside and call_id in self.autonomous_calls:
+                return True
+            inside = inside or call_id == frame.call_id
+        return False
+
+    def standing(self, frame: Frame) -> list[Effect]:
+        """The transactional work of `frame`'s call that stands now: uncommitted or committed,
+        in its own transaction (an autonomous fn's commits included)."""
+        committed_alone = [e for e in self.session.permanent if e.undoable]
+        return [
+            e
+            for e in self.session.live() + committed_alone
+            if self.tagged(e, frame.call_id) and not self.below_autonomous(e, frame)
+        ]
+
+    def expected(self, effect: Effect, frame: Frame) -> bool:
+        """Should `effect` stand after `frame` returned? Done in its final phase, through calls
+        that each returned in their own final phase, none of them autonomous."""
+        inside = False
+        for call_id, phase in effect.frames:
+            if call_id == frame.call_id:
+                inside = phase == frame.phase
+                if not inside:
+                    return False
+                continue
+            if not inside:
+                continue
+            if call_id in self.autonomous_calls or self.final.get(call_id) != (phase, True):
+                return False
+        return inside and effect.undoable
+
+    def check_call(self, frame: Frame, raised: Failure | None) -> None:
+        """(a), (b), (d), (e) when a retried call ends."""
+        policy = frame.policy
+        assert policy is not None
+        at = (frame.module.path, frame.subprogram.origin)
+        name = frame.subprogram.fn
+        live = self.session.live()
+        mine = self.standing(frame)
+        transaction = policy.scope == "transaction"
+        lost_caller = [e for e in self.performed if e.serial in frame.live_before and e not in live]
+        if lost_caller and not transaction:
+            self.violation(
+                "verify-lost-work",
+                at,
+                f"{name} undoes its caller's earlier work: {self.effects(lost_caller)}",
+            )
+        if raised is None:
+            expected = [
+                e
+                for e in self.performed
+                if self.expected(e, frame) and e.serial not in self.undone_by_sql
+            ]
+            extra = [e for e in mine if e not in expected]
+            missing = [e for e in expected if e not in mine]
+            if extra:
+                self.violation(
+                    "verify-repeated-work",
+                    extra[0].at,
+                    f"{name} returned, and work of a failed attempt still stands: "
+                    f"{self.effects(extra)}",
+                )
+            if missing:
+                self.violation(
+                    "verify-lost-work",
+                    missing[0].at,
+                    f"{name} returned, and work of its last attempt is gone: "
+                    f"{self.effects(missing)}",
+                )
+            open_work = [e for e in self.session.current.work if self.tagged(e, frame.call_id)]
+            if transaction and open_work:
+                self.violation(
+                    "verify-leaked-work",
+                    at,
+                    f"{name} returned with its work uncommitted: {self.effects(open_work)}",
+                )
+        else:
+            if mine and not transaction:
+                self.violation(
+                    "verify-leaked-work",
+                    mine[0].at,
+                    f"{name} raised {raised.label}, and its work still stands: "
+                    f"{self.effects(mine)}",
+                )
+            committed = [e for e in self.session.committed if self.tagged(e, frame.call_id)]
+            if transaction and committed:
+                self.violation(
+                    "verify-leaked-work",
+                    committed[0].at,
+                    f"{name} raised {raised.label} after committing {self.effects(committed)}",
+                )
+            if transaction and not frame.opened_before and self.session.current.open:
+                self.violation(
+                    "verify-leaked-work",
+                    at,
+                    f"{name} raised {raised.label} and left its transaction open",
+                )
+            if (
+                raised.code not in MODEL_CODES
+                and frame.counter < policy.attempts
+                and frame.passes >= 1
+                and policy_retries(policy, raised, frame.module.path)
+                and not (transaction and frame.opened_before and frame.passes == 0)
+            ):
+                self.violation(
+                    "verify-retried-error",
+                    raised.at or at,
+                    f"{name} lets {raised.label} out after attempt {frame.passes} of "
+                    f"{policy.attempts}; its policy retries it",
+                )
+        worst = schedule(policy)[-1].cumulative_max
+        if frame.slept > worst:
+            self.violation(
+                "verify-attempts",
+                at,
+                f"{name} sleeps up to {frame.slept} s in all; `pellc explain` promises at most "
+                f"{worst} s",
+            )
+
+
+def matches(name: plsql.ExceptionName, failure: Failure) -> bool:
+    if name.others:
+        return True
+    if name.oracle_code is not None:
+        return failure.code == name.oracle_code
+    return name.pell_error is not None and failure.pell_error == name.pell_error
+
+
+# One entry per class of plsql.Stmt (a test checks that it covers the union).
+EXECUTORS: dict[type, Callable[[Run, Any, Frame], None]] = {
+    plsql.Null: Run.nothing,
+    plsql.Comment: Run.nothing,
+    plsql.Assign: Run.with_calls,
+    plsql.SetFlag: Run.set_flag,
+    plsql.CountAttempt: Run.count_attempt,
+    plsql.Exec: Run.with_calls,
+    plsql.CallLocal: Run.call_local,
+    plsql.Sql: Run.sql,
+    plsql.Savepoint: Run.savepoint,
+    plsql.RollbackTo: Run.rollback_to,
+    plsql.Rollback: Run.rollback,
+    plsql.Commit: Run.commit,
+    plsql.SetTransaction: Run.set_transaction,
+    plsql.Sleep: Run.sleep,
+    plsql.Raise: Run.raise_,
+    plsql.RaiseError: Run.raise_error,
+    plsql.Return: Run.return_,
+    plsql.Exit: Run.exit,
+    plsql.ExitWhen: Run.exit_when,
+    plsql.Continue: Run.continue_,
+    plsql.PipeRow: Run.with_calls,
+    plsql.If: Run.if_,
+    plsql.Loop: Run.loop,
+    plsql.CursorLoop: Run.cursor_loop,
+    plsql.RetryLoop: Run.retry_loop,
+    plsql.Block: Run.block,
+}

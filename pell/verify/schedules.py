@@ -1,0 +1,174 @@
+"""Which fault schedules to run for one fn, and the findings they give.
+
+A schedule is a fault plan (which statement or call of which attempt fails, with which error)
+and a path (how each condition computed from values turns out). Per fn: the paths through its
+conditions (bounded), and on each path the clean run; one failure of each kind at each site
+of the first attempt; a retried failure, then each outcome of the second attempt; retried
+failures up to the last attempt, then each outcome of the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pell import plsql
+from pell.retry import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE, RetryPolicy
+from pell.verify.interpreter import Program, ProgramModule, Run, Violation
+from pell.verify.model import Failure
+
+MAX_PATHS = 16  # paths through a fn's conditions explored
+MAX_RUNS = 1_500  # schedules per fn
+
+
+@dataclass(frozen=True, slots=True)
+class FnVerdict:
+    module: tuple[str, ...]
+    fn: str
+    origin: int
+    schedules: int
+    violations: tuple[Violation, ...]  # one per (code, location), the first schedule found
+
+
+def failure_kinds(policy: RetryPolicy | None, module: ProgramModule) -> list[Failure]:
+    """One error of each kind the policy tells apart; the first is one it retries."""
+
+    def oracle(name: str) -> Failure:
+        code, text = ERROR_CLASSES[name]
+        return Failure(text, code=code)
+
+    on = policy.on if policy is not None else ()
+    classes = [name for name in on if name in ERROR_CLASSES]
+    errors = [name for name in on if name not in ERROR_CLASSES]
+    kinds: list[Failure] = []
+    if classes:
+        kinds.append(oracle(classes[0]))
+    elif errors:
+        kinds.append(
+            Failure(f"{'.'.join(module.path)}.{errors[0]}", pell_error=(module.path, errors[0]))
+        )
+    else:
+        kinds.append(oracle("deadlock"))
+    if on:
+        outside = [name for name in ERROR_CLASSES if name not in on]
+        if outside:
+            kinds.append(oracle(outside[0]))
+    code, name, _ = NEVER_RETRY[0]
+    kinds.append(Failure(f"ORA-{-code:05d} {name}", code=code, never_retry=True))
+    own = module_error(module, on)
+    if own is not None:
+        kinds.append(own)
+    kinds.append(Failure("a panic", code=PANIC_RANGE[1], panic=True))
+    return kinds
+
+
+def module_error(module: ProgramModule, on: tuple[str, ...]) -> Failure | None:
+    """One of the module's own Pell errors (not a panic, not one `on` names, if it can)."""
+    names = [name for name in module.errors if name not in module.panics]
+    if not names:
+        return None
+    preferred = [name for name in names if name not in on] or names
+    name = preferred[0]
+    return Failure(f"{'.'.join(module.path)}.{name}", pell_error=(module.path, name))
+
+
+def verify_fn(program: Program, module: ProgramModule, subprogram: plsql.Subprogram) -> FnVerdict:
+    policy = subprogram.retry
+    kinds = failure_kinds(policy, module)
+    retried = kinds[0]
+    attempts = policy.attempts if policy is not None else 1
+    transaction = policy is not None and policy.scope == "transaction"
+    found: dict[tuple[str, tuple[tuple[str, ...], int]], Violation] = {}
+    runs = 0
+
+    def run(plan: dict[int, tuple[int, Failure]], choices: list[int], opened: bool) -> Run:
+        nonlocal runs
+        runs += 1
+        result = Run(program, plan, choices)
+        result.call_top(module, subprogram, opened)
+        for violation in result.violations:
+            found.setdefault((violation.code, violation.at), violation)
+        return result
+
+    opened = not transaction  # a savepoint-scoped or plain fn is called inside work of its caller
+    if transaction:
+        run({}, [], True)  # called with a transaction open: it must refuse at once
+    pending: list[list[int]] = [[]]
+    paths = 0
+    while pending and paths < MAX_PATHS and runs < MAX_RUNS:
+        choices = pending.pop()
+        paths += 1
+        clean = run({}, choices, opened)
+        # Paths not taken yet: each later choice point switched to its next option.
+        for index in range(len(choices), len(clean.options)):
+            taken = choices + [0] * (index - len(choices))
+            for option in range(1, clean.options[index]):
+                pending.append([*taken, option])
+        sites = clean.sites.get(1, 0)
+        plans: list[dict[int, tuple[int, Failure]]] = []
+        for site in range(sites):
+            for kind in kinds:
+                plans.append({1: (site, kind)})
+        if policy is not None and attempts >= 2 and sites:
+            leading = {attempt: (0, retried) for attempt in range(1, attempts)}
+            plans.append(leading)  # every attempt but the last fails: the last succeeds
+            plans.append({**leading, attempts: (0, retried)})  # every attempt fails
+            for site in range(sites):
+                for kind in kinds:
+                    plans.append({1: (0, retried), 2: (site, kind)})
+                    if attempts > 2:
+                        plans.append({**leading, attempts: (site, kind)})
+        for plan in plans:
+            if runs >= MAX_RUNS:
+                break
+            run(plan, choices, opened)
+    return FnVerdict(module.path, subprogram.fn, subprogram.origin, runs, tuple(found.values()))
+
+
+def needs_verifying(program: Program) -> list[tuple[ProgramModule, plsql.Subprogram]]:
+    """Every retried fn, and every fn that calls one, through any depth, in any module."""
+    targets: set[tuple[str, str]] = set()
+    callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for module in program.modules.values():
+        dotted = ".".join(module.path)
+        for subprogram in module.subprograms.values():
+            key = (dotted, subprogram.fn)
+            if subprogram.retry is not None:
+                targets.add(key)
+            for path in calls_of(subprogram):
+                resolved = program.resolve(module, path)
+                if resolved is not None:
+                    callee = (".".join(resolved[0].path), resolved[1].fn)
+                    callers.setdefault(callee, set()).add(key)
+    queue = list(targets)
+    while queue:
+        for caller in callers.get(queue.pop(), ()):
+            if caller not in targets:
+                targets.add(caller)
+                queue.append(caller)
+    ordered = []
+    for module in program.modules.values():
+        dotted = ".".join(module.path)
+        for subprogram in module.subprograms.values():
+            if (dotted, subprogram.fn) in targets:
+                ordered.append((module, subprogram))
+    return ordered
+
+
+def calls_of(subprogram: plsql.Subprogram) -> list[tuple[str, ...]]:
+    statements = plsql.walk(subprogram.body)
+    for declaration in subprogram.declarations:
+        if isinstance(declaration, plsql.LocalProcedure):
+            statements += plsql.walk(declaration.body)
+    found: list[tuple[str, ...]] = []
+    for stmt in statements:
+        if isinstance(stmt, plsql.Assign | plsql.Exec | plsql.Return | plsql.PipeRow | plsql.Loop):
+            found += stmt.calls
+        if isinstance(stmt, plsql.If):
+            for branch in stmt.branches:
+                if isinstance(branch.condition, plsql.Opaque):
+                    found += branch.condition.calls
+        elif isinstance(stmt, plsql.ExitWhen) and isinstance(stmt.condition, plsql.Opaque):
+            found += stmt.condition.calls
+    if subprogram.retry is not None and subprogram.retry.recover is not None:
+        found.append((subprogram.retry.recover,))
+    return found

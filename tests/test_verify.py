@@ -1,0 +1,225 @@
+"""`pell.verify` finds each retry defect planted in a statement tree, on the right statement,
+and nothing in the trees pellc lowers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pell import compile_source, plsql
+from pell.compiler import CompileResult
+from pell.verify import Report, verify
+
+SHOP = Path(__file__).parent / "verify" / "shop.pell"
+
+
+def compiled() -> CompileResult:
+    result = compile_source(SHOP.read_text(encoding="utf-8"), filename="shop.pell")
+    assert result.lowered is not None
+    return result
+
+
+def tree(result: CompileResult, fn: str) -> plsql.Subprogram:
+    assert result.lowered is not None
+    return next(s for s in result.lowered.subprograms if s.fn == fn)
+
+
+def retry_parts(subprogram: plsql.Subprogram) -> tuple[plsql.RetryLoop, plsql.Block]:
+    loop = next(s for s in subprogram.body if isinstance(s, plsql.RetryLoop))
+    attempt = next(s for s in loop.body if isinstance(s, plsql.Block))
+    return loop, attempt
+
+
+def findings(report: Report) -> list[tuple[str, str]]:
+    located = []
+    for finding in report.findings:
+        line, col = finding.source.line_col(finding.offset)
+        located.append((finding.code, f"{line}:{col}"))
+    return sorted(located)
+
+
+AUTONOMOUS_AUDIT = ("verify-repeated-effect", "9:5")  # (f): logged() retries audit()
+
+
+def test_the_lowered_trees_have_no_violation() -> None:
+    report = verify([compiled()])
+    assert findings(report) == [AUTONOMOUS_AUDIT]
+    assert not report.has_errors
+    assert all(verdict.schedules > 1 for verdict in report.verdicts)
+
+
+def _share_savepoint(result: CompileResult) -> None:
+    """(a) add_line marks and rolls back to place's savepoint, not its own."""
+    shared = next(
+        s for s in retry_parts(tree(result, "place"))[0].body if isinstance(s, plsql.Savepoint)
+    )
+    for stmt in plsql.walk(tree(result, "add_line").body):
+        if isinstance(stmt, plsql.Savepoint | plsql.RollbackTo):
+            stmt.name = shared.name
+
+
+def _no_rollback_before_raise(result: CompileResult) -> None:
+    """(b) the panic check re-raises without rolling back."""
+    _, attempt = retry_parts(tree(result, "place"))
+    panic = next(s for s in attempt.handlers[0].body if isinstance(s, plsql.If))
+    panic.branches[0].body = [
+        s for s in panic.branches[0].body if not isinstance(s, plsql.RollbackTo)
+    ]
+
+
+def _commit_in_body(result: CompileResult) -> None:
+    """(c) a COMMIT after the first statement of the attempt."""
+    _, attempt = retry_parts(tree(result, "place"))
+    attempt.body.insert(1, plsql.Commit(origin=attempt.body[0].origin))
+
+
+def _full_rollback(result: CompileResult) -> None:
+    """(a) the retry undoes the whole transaction, its caller's work with it."""
+    _, attempt = retry_parts(tree(result, "place"))
+    handler = attempt.handlers[0].body
+    handler[:] = [plsql.Rollback() if isinstance(s, plsql.RollbackTo) else s for s in handler]
+
+
+def _recover_before_rollback(result: CompileResult) -> None:
+    """(a) reserve() gives up to recover before rolling back the last attempt."""
+    _, attempt = retry_parts(tree(result, "reserve"))
+    handler = attempt.handlers[0].body
+    rollback = next(s for s in handler if isinstance(s, plsql.RollbackTo))
+    handler.remove(rollback)
+    handler.append(rollback)
+
+
+def _one_attempt_too_many(result: CompileResult) -> None:
+    """(d) the loop gives up after n + 1 attempts."""
+    _, attempt = retry_parts(tree(result, "place"))
+    for stmt in plsql.walk(attempt.handlers[0].body):
+        if isinstance(stmt, plsql.If):
+            for branch in stmt.branches:
+                if isinstance(branch.condition, plsql.AttemptsExhausted):
+                    condition = branch.condition
+                    branch.condition = plsql.AttemptsExhausted(
+                        condition.variable, condition.attempts + 1, condition.deadline
+                    )
+
+
+def _retry_never_retry_codes(result: CompileResult) -> None:
+    """(e) no panic check: ORA-00001 and panics are retried like deadlocks."""
+    _, attempt = retry_parts(tree(result, "place"))
+    body = attempt.handlers[0].body
+    body[:] = [
+        s
+        for s in body
+        if not (isinstance(s, plsql.If) and isinstance(s.branches[0].condition, plsql.IsPanic))
+    ]
+
+
+PLANTED: list[tuple[Callable[[CompileResult], None], tuple[str, str], str]] = [
+    (_share_savepoint, ("verify-repeated-work", "19:5"), "work of a failed attempt still stands"),
+    (_no_rollback_before_raise, ("verify-leaked-work", "19:5"), "its work still stands"),
+    (_full_rollback, ("verify-lost-work", "18:4"), "undoes its caller's earlier work"),
+    (_commit_in_body, ("verify-no-savepoint", "18:4"), "raises ORA-01086"),
+    (
+        _recover_before_rollback,
+        ("verify-repeated-work", "26:5"),
+        "work of a failed attempt still stands",
+    ),
+    (_one_attempt_too_many, ("verify-attempts", "18:4"), "starts attempt 4; the policy allows 3"),
+    (_retry_never_retry_codes, ("verify-retried-error", "19:5"), "which its policy does not retry"),
+]
+
+
+@pytest.mark.parametrize(
+    ("plant", "expected", "message"), PLANTED, ids=[p[0].__name__[1:] for p in PLANTED]
+)
+def test_a_planted_defect_is_found_where_it_is(
+    plant: Callable[[CompileResult], None], expected: tuple[str, str], message: str
+) -> None:
+    result = compiled()
+    plant(result)
+    report = verify([result])
+    assert expected in findings(report)
+    finding = next(
+        f
+        for f in report.findings
+        if (f.code, "{}:{}".format(*f.source.line_col(f.offset))) == expected
+    )
+    assert message in finding.message
+    assert finding.schedule  # the schedule that shows it
+    assert report.has_errors
+
+
+def _compile_file(path: Path) -> CompileResult:
+    text = path.read_text(encoding="utf-8")
+    first = text.split("\n", 1)[0]
+    target = first.split()[-1] if first.startswith("// pellc: --target") else "23ai"
+    return compile_source(text, filename=path.name, target=target)
+
+
+ROOT = Path(__file__).parent.parent
+EVERY_MODULE = sorted((ROOT / "examples").rglob("*.pell")) + sorted(
+    (ROOT / "tests" / "cases").glob("*.pell")
+)
+
+
+@pytest.mark.parametrize("path", EVERY_MODULE, ids=[p.stem for p in EVERY_MODULE])
+def test_no_violation_in_any_example_or_case(path: Path) -> None:
+    result = _compile_file(path)
+    if not result.ok:
+        pytest.skip("a negative case: it does not compile")
+    report = verify([result])
+    assert [f.render() for f in report.findings if f.severity.value == "error"] == []
+
+
+def test_the_examples_verify_together() -> None:
+    results = [_compile_file(path) for path in sorted((ROOT / "examples").rglob("*.pell"))]
+    report = verify([r for r in results if r.ok])
+    assert report.verdicts and not report.has_errors
+
+
+def test_a_user_rollback_to_a_missing_savepoint_is_an_error(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pell.cli import main
+
+    path = Path(__file__).parent / "verify" / "undo.pell"
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:4:4: shop.stock::restock: " in out
+    assert (
+        f"{path}:8:9: error: ROLLBACK TO before_restok raises ORA-01086: no savepoint of that "
+        "name stands here  [verify-no-savepoint]"
+    ) in out
+    assert "    SAVEPOINT before_restock" in out  # the schedule, step by step
+    # `check` runs the verifier too, and fails on its errors
+    assert main(["check", str(path)]) == 1
+    assert "[verify-no-savepoint]" in capsys.readouterr().err
+    assert main(["check", "--no-verify", str(path)]) == 0
+
+
+def test_verify_prints_schedules_per_fn_and_warnings_do_not_fail(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pell.cli import main
+
+    assert main(["verify", str(SHOP)]) == 0
+    out = capsys.readouterr().out
+    summaries = [line for line in out.splitlines() if "schedules" in line]
+    assert [line.split(": ")[1] for line in summaries] == [
+        "shop.orders::add_line",
+        "shop.orders::place",
+        "shop.orders::reserve",
+        "shop.orders::logged",
+    ]
+    assert "[verify-repeated-effect]" in out
+    assert main(["check", str(SHOP)]) == 0  # check shows the verifier's errors only
+    assert "verify-" not in capsys.readouterr().err
+
+
+def test_nothing_to_verify_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    from pell.cli import main
+
+    plain = ROOT / "tests" / "cases" / "records.pell"
+    assert main(["verify", str(plain)]) == 0
+    assert "no @retry fn" in capsys.readouterr().out
