@@ -223,3 +223,20 @@ def test_nothing_to_verify_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     plain = ROOT / "tests" / "cases" / "records.pell"
     assert main(["verify", str(plain)]) == 0
     assert "no @retry fn" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("document", ["README.md", "docs/verify.md"])
+def test_the_documented_finding_is_what_verify_prints(document: str) -> None:
+    import re
+    import subprocess
+    import sys
+
+    text = (ROOT / document).read_text(encoding="utf-8")
+    match = re.search(r"```(?:text)?\n\$ pellc verify (\S+)\n(.*?)```", text, re.S)
+    assert match, f"{document} lost its verify sample"
+    done = subprocess.run(
+        [sys.executable, "-m", "pell", "verify", match.group(1)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout == match.group(2)
