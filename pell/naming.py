@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import hashlib
 
+# The lowering's own variables and procedures. Pell locals are `l_<name>` (or `lv_<name>`
+# when the name starts with `pell_`, see local_name), so none of them can meet these.
+ATTEMPT_VARIABLE = "l_pell_attempt"  # failed attempts of a retried call so far
+RESULT_VARIABLE = "l_pell_result"  # a fn's value, computed before the COMMIT that precedes RETURN
+DEADLINE_VARIABLE = "l_pell_deadline"  # `within`: when the retried call gives up
+SLEEP_VARIABLE = "l_pell_sleep"  # the next sleep, tested against the deadline first
+MODULE_VARIABLE = "l_pell_module"  # `observe`: the session's module and action before the call
+ACTION_VARIABLE = "l_pell_action"
+INDEX_VARIABLE = "l_pell_i"  # the index of a loop over a list
+FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
+FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
+TRANSACTION_SAVEPOINT = "pell_transaction"  # of a `transaction { }` block
+
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.
-RESERVED_LOCALS = frozenset({"l_pell_attempt"})
+RESERVED_LOCALS = frozenset({ATTEMPT_VARIABLE})
 
 # Oracle SQL and PL/SQL reserved words (V$RESERVED_WORDS with RESERVED = 'Y', and the PL/SQL
 # reserved words). Pell names that are one of these and reach PL/SQL without a prefix of their
@@ -105,6 +118,21 @@ def package_name(module_path: tuple[str, ...]) -> tuple[str | None, str]:
     if len(module_path) == 1:
         return None, _unreserved(module_path[0], "pkg_")
     return module_path[0].lower(), _unreserved("_".join(module_path[1:]), "pkg_")
+
+
+def temporary_name(slug: str) -> str:
+    """A temporary of one type (`l_pell_number_list`), before `unique` numbers it."""
+    return f"l_pell_{slug}"
+
+
+def error_class_exception(error_class: str) -> str:
+    """The exception `on = [deadlock]` catches: `e_pell_deadlock`, bound to ORA-00060."""
+    return f"e_pell_{error_class}"
+
+
+def transaction_savepoint(ordinal: int) -> str:
+    """The savepoint of a fn's n-th `transaction { }` block (1-based)."""
+    return TRANSACTION_SAVEPOINT + (f"_{ordinal}" if ordinal > 1 else "")
 
 
 def saved_param_name(param: str) -> str:

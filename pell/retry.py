@@ -8,8 +8,7 @@ from decimal import Decimal
 
 from pell import ast
 from pell.diagnostics import Diagnostic, Note, has_errors
-
-ATTEMPT_VARIABLE = "l_pell_attempt"
+from pell.naming import ATTEMPT_VARIABLE
 
 # Oracle error codes that retrying cannot cure: pell_is_panic() returns TRUE for them
 # (and for the whole panic range), so the retry loop re-raises them at once.

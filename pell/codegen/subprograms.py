@@ -13,24 +13,11 @@ from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
+from pell.codegen.retry_loop import lower_retry_loop
 from pell.codegen.types import plsql_type
 from pell.precedence import ADDITIVE, ATOM, wrap
-from pell.retry import (
-    ATTEMPT_VARIABLE,
-    ERROR_CLASSES,
-    ISOLATION_LEVELS,
-    RetryPolicy,
-    format_seconds,
-    schedule,
-    sleep_expression,
-)
 
 _MODES = {"in": "IN", "out": "OUT", "inout": "IN OUT"}
-SLEEP_PROCEDURES = {
-    "23ai": "DBMS_SESSION.SLEEP",
-    "19c": "DBMS_SESSION.SLEEP",
-    "12.2": "DBMS_LOCK.SLEEP",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +41,6 @@ StmtT = TypeVar("StmtT", bound=plsql.Stmt)
 
 # Annotations that become clauses after the RETURN type, in the order Oracle documents them.
 _FUNCTION_CLAUSES = (("deterministic", "DETERMINISTIC"), ("result_cache", "RESULT_CACHE"))
-FINALLY_PROCEDURE = "pell_finally"
-FINALLY_DONE = "l_pell_finally_done"
-RESULT_VARIABLE = "l_pell_result"
-DEADLINE_VARIABLE = "l_pell_deadline"
-SLEEP_VARIABLE = "l_pell_sleep"
-MODULE_VARIABLE = "l_pell_module"
-ACTION_VARIABLE = "l_pell_action"
 
 
 def signature(fn: FnInfo) -> str:
@@ -168,7 +148,7 @@ class FnLowerer(ExpressionLowerer):
             slug = key[2:] if key.startswith("t_") else str(type_).lower()
             # cut to fit the target, with room for the `_2`.. suffix `unique` may add
             limit = naming.MAX_IDENTIFIER_BYTES[self.target] - 4
-            name = naming.unique(f"l_pell_{slug}"[:limit].rstrip("_"), self.taken)
+            name = naming.unique(naming.temporary_name(slug)[:limit].rstrip("_"), self.taken)
             pool.append(name)
             self.temp_declarations.append(f"{name} {key};")
         self.temps_in_use[key] = used + 1
@@ -198,14 +178,14 @@ class FnLowerer(ExpressionLowerer):
             handler.insert(0, self.at(plsql.Rollback()))
         if decl.finally_body is not None:
             finally_declarations = self.finally_procedure(decl.finally_body)
-            self.exit_hooks.append(((plsql.CallLocal(FINALLY_PROCEDURE),), 0))
-            handler.insert(0, self.at(plsql.CallLocal(FINALLY_PROCEDURE)))
+            self.exit_hooks.append(((plsql.CallLocal(naming.FINALLY_PROCEDURE),), 0))
+            handler.insert(0, self.at(plsql.CallLocal(naming.FINALLY_PROCEDURE)))
 
         def body() -> None:
             if self.fn.retry is None:
                 self.block(decl.body)
             else:
-                self.retry_loop()
+                lower_retry_loop(self)
             if self.analysis.falls_through:
                 self.run_exit_hooks(self.exit_hooks)
                 if self.fn.pipelined:
@@ -219,10 +199,10 @@ class FnLowerer(ExpressionLowerer):
         declarations += [plsql.Variable(text) for text in self.temp_declarations]
         if self.needs_result:
             declarations.append(
-                plsql.Variable(f"{RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
+                plsql.Variable(f"{naming.RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
             )
         if self.fn.retry is not None:
-            declarations.append(plsql.Variable(f"{ATTEMPT_VARIABLE} PLS_INTEGER := 0;"))
+            declarations.append(plsql.Variable(f"{naming.ATTEMPT_VARIABLE} PLS_INTEGER := 0;"))
             declarations += [plsql.Variable(text) for text in self.retry_declarations]
         declarations += finally_declarations
         if not statements:
@@ -244,14 +224,14 @@ class FnLowerer(ExpressionLowerer):
         """The cleanup as a local procedure that runs once, however often it is called."""
 
         def cleanup() -> None:
-            done = plsql.Branch(plsql.FlagSet(FINALLY_DONE), [plsql.Return()])
+            done = plsql.Branch(plsql.FlagSet(naming.FINALLY_DONE), [plsql.Return()])
             self.emit(plsql.If([done], one_line=True))
-            self.emit(plsql.SetFlag(FINALLY_DONE))
+            self.emit(plsql.SetFlag(naming.FINALLY_DONE))
             self.block(body)
 
         return [
-            plsql.Variable(f"{FINALLY_DONE} BOOLEAN := FALSE;"),
-            plsql.LocalProcedure(FINALLY_PROCEDURE, self.collect(cleanup)),
+            plsql.Variable(f"{naming.FINALLY_DONE} BOOLEAN := FALSE;"),
+            plsql.LocalProcedure(naming.FINALLY_PROCEDURE, self.collect(cleanup)),
         ]
 
     def run_exit_hooks(self, hooks: list[tuple[tuple[plsql.Stmt, ...], int]]) -> None:
@@ -259,198 +239,12 @@ class FnLowerer(ExpressionLowerer):
             for node in nodes:
                 self.emit(replace(node))
 
-    def retry_loop(self) -> None:
-        """The body as the retry unit (retry.md section 1): each attempt rolled back on a
-        retryable error (to this fn's own savepoint, or the whole transaction), panics bypassed,
-        a bounded, jittered sleep. Every path out of the handler rolls back first."""
-        policy = self.fn.retry
-        assert policy is not None
-        declare = self.retry_declarations
-        params = [(naming.param_name(p.decl.name), p) for p in self.fn.params]
-        inout = [(name, p) for name, p in params if p.decl.mode == "inout"]
-        out = [(name, p) for name, p in params if p.decl.mode == "out"]
-        transaction = policy.scope == "transaction"
-        savepoint = naming.savepoint_name(
-            self.fn.module_path, self.fn.decl.name, naming.MAX_IDENTIFIER_BYTES[self.target]
-        )
-
-        def restore_action() -> list[plsql.Stmt]:
-            if not policy.observe:
-                return []
-            return [self.at(plsql.Exec(f"DBMS_APPLICATION_INFO.SET_ACTION({ACTION_VARIABLE})"))]
-
-        def rollback() -> plsql.Stmt:
-            # Savepoint scope: ROLLBACK TO undoes this attempt only; the savepoint stays, so
-            # every later attempt rolls back to it again. Transaction scope: a full ROLLBACK,
-            # which also ends the waits of sessions queued on this transaction and drops its
-            # snapshot.
-            return self.at(plsql.Rollback() if transaction else plsql.RollbackTo(savepoint))
-
-        if transaction:
-            message = (
-                f"{self.checked.module.dotted_name}.{self.fn.decl.name}: "
-                '@retry(scope = "transaction") starts its own transaction, but one is already '
-                "open; commit or roll back before calling it"
-            )
-            refuse = self.at(
-                plsql.RaiseError(
-                    f"{runtime.RUNTIME_PACKAGE}.c_{runtime.TRANSACTION_OPEN}", quote_text(message)
-                )
-            )
-            self.emit(plsql.If([plsql.Branch(plsql.TransactionOpen(), [refuse])]))
-        for name, param in inout:
-            saved = naming.saved_param_name(name)
-            declare.append(f"{saved} {plsql_type(param.type, 'local')};")
-            self.emit(plsql.Assign(saved, name))
-        if policy.within_ms is not None:
-            declare.append(f"{DEADLINE_VARIABLE} TIMESTAMP WITH TIME ZONE;")
-            self.emit(
-                plsql.Assign(
-                    DEADLINE_VARIABLE,
-                    f"SYSTIMESTAMP + NUMTODSINTERVAL({format_seconds(policy.within_ms)}, 'SECOND')",
-                )
-            )
-        if policy.observe:
-            # V$SESSION's MODULE and ACTION columns are 64 bytes: what READ_MODULE may return.
-            declare += [f"{MODULE_VARIABLE} VARCHAR2(64);", f"{ACTION_VARIABLE} VARCHAR2(64);"]
-            self.emit(
-                plsql.Exec(
-                    f"DBMS_APPLICATION_INFO.READ_MODULE({MODULE_VARIABLE}, {ACTION_VARIABLE})"
-                )
-            )
-
-        def attempt() -> None:
-            if policy.isolation is not None:
-                # SET TRANSACTION must be the transaction's first statement; it lasts one
-                # transaction.
-                self.emit(plsql.SetTransaction(ISOLATION_LEVELS[policy.isolation]))
-            for name, param in out:
-                # An attempt must not see what a failed one left in an OUT parameter.
-                self.emit(self.reset(name, param.type))
-            # Exit hooks run last-added first: COMMIT is added first so that it is the
-            # attempt's last statement, with nothing after it that could fail and repeat
-            # committed work.
-            hooks: list[tuple[tuple[plsql.Stmt, ...], int]] = []
-            if transaction:
-                hooks.append(((plsql.Commit(),), 0))
-            if policy.observe:
-                hooks.append((tuple(restore_action()), 0))
-            self.exit_hooks += hooks
-            self.block(self.fn.decl.body)
-            if self.analysis.falls_through:
-                self.run_exit_hooks(hooks)
-                self.emit(plsql.Exit())
-            del self.exit_hooks[len(self.exit_hooks) - len(hooks) :]
-
-        def retry() -> None:
-            if not policy.on:
-                # SQLCODE is read first, before any statement of the handler runs.
-                panic = plsql.Branch(
-                    plsql.IsPanic(), [rollback(), *restore_action(), plsql.Raise()]
-                )
-                self.emit(plsql.If([panic], one_line=True))
-            self.emit(plsql.CountAttempt(ATTEMPT_VARIABLE))
-            self.emit(rollback())
-            for name, _ in inout:
-                self.emit(plsql.Assign(name, naming.saved_param_name(name)))
-            give_up = [*restore_action(), *self.give_up(policy, rollback)]
-            sleep = sleep_expression(policy)
-            procedure = SLEEP_PROCEDURES[self.target]
-            deadline = None
-            if policy.within_ms is not None and sleep is None:
-                deadline = f"SYSTIMESTAMP > {DEADLINE_VARIABLE}"
-            elif policy.within_ms is not None and sleep is not None:
-                # Give up rather than sleep past the deadline.
-                declare.append(f"{SLEEP_VARIABLE} NUMBER;")
-                self.emit(plsql.Assign(SLEEP_VARIABLE, sleep))
-                deadline = (
-                    f"SYSTIMESTAMP + NUMTODSINTERVAL({SLEEP_VARIABLE}, 'SECOND') "
-                    f"> {DEADLINE_VARIABLE}"
-                )
-                sleep = SLEEP_VARIABLE
-            exhausted = plsql.AttemptsExhausted(ATTEMPT_VARIABLE, policy.attempts, deadline)
-            self.emit(plsql.If([plsql.Branch(exhausted, give_up)], one_line=len(give_up) == 1))
-            if sleep is not None:
-                if procedure == "DBMS_LOCK.SLEEP":
-                    self.emit(
-                        plsql.Comment(
-                            "Oracle 12.2 has no DBMS_SESSION.SLEEP: the package owner needs "
-                            "EXECUTE on DBMS_LOCK."
-                        )
-                    )
-                longest = tuple(float(row.sleep_max) for row in schedule(policy)[1:])
-                self.emit(plsql.Sleep(procedure, sleep, longest))
-            if policy.observe:
-                # DBMS_APPLICATION_INFO keeps 32 bytes of an action.
-                label = f"/{policy.attempts} {self.fn.decl.name}"
-                self.emit(
-                    plsql.Exec(
-                        "DBMS_APPLICATION_INFO.SET_ACTION(SUBSTRB("
-                        f"'retry ' || TO_CHAR({ATTEMPT_VARIABLE} + 1) || {quote_text(label)}, 1, 32))"
-                    )
-                )
-
-        handlers = [plsql.Handler(self.retried_errors(policy), self.collect(retry))]
-        if policy.on:
-            # Errors outside `on` are not retried, but the attempt is still undone.
-            undo = [rollback(), *restore_action(), self.at(plsql.Raise())]
-            handlers.append(plsql.Handler([plsql.OTHERS], undo))
-        attempt_block = self.at(plsql.Block(self.collect(attempt), handlers))
-        savepoint_mark = [] if transaction else [self.at(plsql.Savepoint(savepoint))]
-        self.emit(plsql.RetryLoop([*savepoint_mark, attempt_block]))
-
-    def give_up(self, policy: RetryPolicy, rollback: Callable[[], plsql.Stmt]) -> list[plsql.Stmt]:
-        """When attempts or time run out, after the rollback: re-raise, or return what `recover`
-        gives, its work committed in transaction scope and rolled back if it fails."""
-        if policy.recover is None:
-            return [self.at(plsql.Raise())]
-        args = ", ".join(naming.param_name(p.decl.name) for p in self.fn.params)
-        call = (
-            f"{naming.fn_name(policy.recover)}({args})" if args else naming.fn_name(policy.recover)
-        )
-        calls = ((policy.recover,),)
-        recover: list[plsql.Stmt] = []
-        if self.fn.is_function:
-            self.needs_result = True
-            recover.append(self.at(plsql.Assign(RESULT_VARIABLE, call, calls)))
-        else:
-            recover.append(self.at(plsql.Exec(call, calls)))
-        if policy.scope == "transaction":
-            recover.append(self.at(plsql.Commit()))
-        undo = plsql.Handler([plsql.OTHERS], [rollback(), self.at(plsql.Raise())])
-        finish = plsql.Return(RESULT_VARIABLE if self.fn.is_function else None)
-        return [self.at(plsql.Block(recover, [undo])), self.at(finish)]
-
     def reset(self, name: str, type_: t.Type) -> plsql.Stmt:
         """The statement that empties a variable: NULL, or DELETE for an INDEX BY table (which
         cannot be assigned NULL)."""
         if isinstance(type_, t.ListType):
             return plsql.Exec(f"{name}.DELETE")
         return plsql.Assign(name, "NULL")
-
-    def retried_errors(self, policy: RetryPolicy) -> list[plsql.ExceptionName]:
-        """OTHERS, or the named exceptions of `on = [...]`, declared as needed."""
-        if not policy.on:
-            return [plsql.OTHERS]
-        names = []
-        for name in policy.on:
-            if name in ERROR_CLASSES:
-                exception = f"e_pell_{name}"
-                code = ERROR_CLASSES[name][0]
-                self.retry_declarations += [
-                    f"{exception} EXCEPTION;",
-                    f"PRAGMA EXCEPTION_INIT({exception}, {code});",
-                ]
-                names.append(plsql.ExceptionName(exception, oracle_code=code))
-            else:
-                exception = runtime.exception_name(self.checked.module.path, name)
-                names.append(
-                    plsql.ExceptionName(
-                        f"{runtime.RUNTIME_PACKAGE}.{exception}",
-                        pell_error=(self.checked.module.path, name),
-                    )
-                )
-        return names
 
     # -- statements
 
@@ -667,7 +461,7 @@ class FnLowerer(ExpressionLowerer):
         else:
             items = self.temp(self.type_of(source))
             self.store(items, source, self.type_of(source))
-        index = naming.unique("l_pell_i", self.taken)
+        index = naming.unique(naming.INDEX_VARIABLE, self.taken)
         element = self.at(plsql.Assign(variable, f"{items}({index})"))
         statements = [element, *self.loop_body(body)]
         self.taken.discard(index)
@@ -699,9 +493,9 @@ class FnLowerer(ExpressionLowerer):
             return
         # The value is computed before the COMMIT or cleanup that must precede RETURN.
         self.needs_result = True
-        self.store(RESULT_VARIABLE, value, self.fn.returns)
+        self.store(naming.RESULT_VARIABLE, value, self.fn.returns)
         self.run_exit_hooks(self.exit_hooks)
-        self.emit(plsql.Return(RESULT_VARIABLE))
+        self.emit(plsql.Return(naming.RESULT_VARIABLE))
 
     def raise_statement(self, err: ast.Wrap) -> plsql.RaiseError:
         """`Err(E { f: v })` -> RAISE_APPLICATION_ERROR; the fields in their declared order."""
@@ -740,7 +534,7 @@ class FnLowerer(ExpressionLowerer):
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
         self.savepoints += 1
-        savepoint = "pell_transaction" + (f"_{self.savepoints}" if self.savepoints > 1 else "")
+        savepoint = naming.transaction_savepoint(self.savepoints)
         self.emit(plsql.Savepoint(savepoint))
         self.exit_hooks.append(((plsql.Commit(),), self.loop_depth))
         body = self.nested(stmt.body)

@@ -15,8 +15,9 @@ from typing import Any
 
 from pell import plsql
 from pell.checker.retry_facts import committing_call
-from pell.retry import ERROR_CLASSES, RetryPolicy, schedule
+from pell.retry import RetryPolicy
 from pell.verify.model import Effect, Failure, Location, ModelError, Session
+from pell.verify.properties import check_call, check_retry
 
 # Packages whose work is outside the transaction: no rollback takes it back (docs/verify.md
 # rule 7).
@@ -40,7 +41,6 @@ SESSION_ONLY = frozenset(
 DML_VERBS = frozenset({"insert", "update", "delete", "merge"})
 DDL_VERBS = frozenset({"create", "alter", "drop", "truncate", "grant", "revoke", "rename"})
 MAX_CALL_DEPTH = 12  # deeper calls (recursion) are taken as doing nothing
-MODEL_CODES = frozenset({-1086, -6519, -1453})  # errors the model raises itself
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,17 +123,6 @@ class Frame:
     @property
     def policy(self) -> RetryPolicy | None:
         return self.subprogram.retry
-
-
-def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...]) -> bool:
-    """Does the policy (retry.md, not the generated handler) retry this error?"""
-    if policy.on:
-        codes = {ERROR_CLASSES[name][0] for name in policy.on if name in ERROR_CLASSES}
-        if failure.code is not None and failure.code in codes:
-            return True
-        error = failure.pell_error
-        return error is not None and error[0] == module and error[1] in policy.on
-    return not (failure.panic or failure.never_retry)
 
 
 class Run:
@@ -286,7 +275,7 @@ class Run:
             self.frames.pop()
             self.final[frame.call_id] = (frame.phase, raised is None)
             if frame.policy is not None:
-                self.check_call(frame, raised)
+                check_call(self, frame, raised)
 
     # -- statements
 
@@ -475,7 +464,7 @@ class Run:
                 self.choice_index = 0
             self.note(f"attempt {frame.passes} of {frame.subprogram.fn}", at)
             if frame.passes > 1:
-                self.check_retry(frame)
+                check_retry(self, frame)
             if frame.passes > policy.attempts:
                 self.violation(
                     "verify-attempts",
@@ -507,162 +496,6 @@ class Run:
                 self.statements(handler.body, frame)
             finally:
                 frame.handling.pop()
-
-    # -- the properties of a retried call
-
-    def check_retry(self, frame: Frame) -> None:
-        """A new attempt: (e) the error that ended the last one is one the policy retries;
-        (f) what the last one did that no rollback undoes is done again."""
-        policy = frame.policy
-        assert policy is not None
-        failure = frame.caught
-        if failure is not None and not policy_retries(policy, failure, frame.module.path):
-            self.violation(
-                "verify-retried-error",
-                failure.at or (frame.module.path, frame.subprogram.origin),
-                f"{frame.subprogram.fn} retries {failure.label}, which its policy does not retry",
-            )
-        before = frame.phase - 1
-        for effect in self.session.permanent:
-            if (frame.call_id, before) in effect.frames or any(
-                cid == frame.call_id and phase < frame.phase for cid, phase in effect.frames
-            ):
-                if effect.serial in self.repeated_effects:
-                    continue
-                self.repeated_effects.add(effect.serial)
-                how = "committed on its own" if effect.undoable else "outside the transaction"
-                self.violation(
-                    "verify-repeated-effect",
-                    effect.at,
-                    f"`{effect.what}` ({how}) is not undone when attempt {frame.passes - 1} "
-                    f"of {frame.subprogram.fn} fails, and attempt {frame.passes} does it again",
-                )
-
-    def tagged(self, effect: Effect, call_id: int) -> bool:
-        return any(cid == call_id for cid, _ in effect.frames)
-
-    def below_autonomous(self, effect: Effect, frame: Frame) -> bool:
-        """Was `effect` done in an autonomous call that `frame` made (its own transaction)?"""
-        inside = False
-        for call_id, _ in effect.frames:
-            if inside and call_id in self.autonomous_calls:
-                return True
-            inside = inside or call_id == frame.call_id
-        return False
-
-    def standing(self, frame: Frame) -> list[Effect]:
-        """The transactional work of `frame`'s call that stands now: uncommitted or committed,
-        in its own transaction (an autonomous fn's commits included)."""
-        committed_alone = [e for e in self.session.permanent if e.undoable]
-        return [
-            e
-            for e in self.session.live() + committed_alone
-            if self.tagged(e, frame.call_id) and not self.below_autonomous(e, frame)
-        ]
-
-    def expected(self, effect: Effect, frame: Frame) -> bool:
-        """Should `effect` stand after `frame` returned? Done in its final phase, through calls
-        that each returned in their own final phase, none of them autonomous."""
-        inside = False
-        for call_id, phase in effect.frames:
-            if call_id == frame.call_id:
-                inside = phase == frame.phase
-                if not inside:
-                    return False
-                continue
-            if not inside:
-                continue
-            if call_id in self.autonomous_calls or self.final.get(call_id) != (phase, True):
-                return False
-        return inside and effect.undoable
-
-    def check_call(self, frame: Frame, raised: Failure | None) -> None:
-        """(a), (b), (d), (e) when a retried call ends."""
-        policy = frame.policy
-        assert policy is not None
-        at = (frame.module.path, frame.subprogram.origin)
-        name = frame.subprogram.fn
-        live = self.session.live()
-        mine = self.standing(frame)
-        transaction = policy.scope == "transaction"
-        lost_caller = [e for e in self.performed if e.serial in frame.live_before and e not in live]
-        if lost_caller and not transaction:
-            self.violation(
-                "verify-lost-work",
-                at,
-                f"{name} undoes its caller's earlier work: {self.effects(lost_caller)}",
-            )
-        if raised is None:
-            expected = [
-                e
-                for e in self.performed
-                if self.expected(e, frame) and e.serial not in self.undone_by_sql
-            ]
-            extra = [e for e in mine if e not in expected]
-            missing = [e for e in expected if e not in mine]
-            if extra:
-                self.violation(
-                    "verify-repeated-work",
-                    extra[0].at,
-                    f"{name} returned, and work of a failed attempt still stands: "
-                    f"{self.effects(extra)}",
-                )
-            if missing:
-                self.violation(
-                    "verify-lost-work",
-                    missing[0].at,
-                    f"{name} returned, and work of its last attempt is gone: "
-                    f"{self.effects(missing)}",
-                )
-            open_work = [e for e in self.session.current.work if self.tagged(e, frame.call_id)]
-            if transaction and open_work:
-                self.violation(
-                    "verify-leaked-work",
-                    at,
-                    f"{name} returned with its work uncommitted: {self.effects(open_work)}",
-                )
-        else:
-            if mine and not transaction:
-                self.violation(
-                    "verify-leaked-work",
-                    mine[0].at,
-                    f"{name} raised {raised.label}, and its work still stands: "
-                    f"{self.effects(mine)}",
-                )
-            committed = [e for e in self.session.committed if self.tagged(e, frame.call_id)]
-            if transaction and committed:
-                self.violation(
-                    "verify-leaked-work",
-                    committed[0].at,
-                    f"{name} raised {raised.label} after committing {self.effects(committed)}",
-                )
-            if transaction and not frame.opened_before and self.session.current.open:
-                self.violation(
-                    "verify-leaked-work",
-                    at,
-                    f"{name} raised {raised.label} and left its transaction open",
-                )
-            if (
-                raised.code not in MODEL_CODES
-                and frame.counter < policy.attempts
-                and frame.passes >= 1
-                and policy_retries(policy, raised, frame.module.path)
-                and not (transaction and frame.opened_before and frame.passes == 0)
-            ):
-                self.violation(
-                    "verify-retried-error",
-                    raised.at or at,
-                    f"{name} lets {raised.label} out after attempt {frame.passes} of "
-                    f"{policy.attempts}; its policy retries it",
-                )
-        worst = schedule(policy)[-1].cumulative_max
-        if frame.slept > worst:
-            self.violation(
-                "verify-attempts",
-                at,
-                f"{name} sleeps up to {frame.slept} s in all; `pellc explain` promises at most "
-                f"{worst} s",
-            )
 
 
 def matches(name: plsql.ExceptionName, failure: Failure) -> bool:

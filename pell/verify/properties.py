@@ -1,0 +1,182 @@
+"""The properties every retried call must keep (docs/verify.md), checked as it ends and as
+each new attempt starts."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pell.retry import ERROR_CLASSES, RetryPolicy, schedule
+from pell.verify.model import Effect, Failure
+
+if TYPE_CHECKING:
+    from pell.verify.interpreter import Frame, Run
+
+MODEL_CODES = frozenset({-1086, -6519, -1453})  # errors the model raises itself
+
+
+def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...]) -> bool:
+    """Does the policy (retry.md, not the generated handler) retry this error?"""
+    if policy.on:
+        codes = {ERROR_CLASSES[name][0] for name in policy.on if name in ERROR_CLASSES}
+        if failure.code is not None and failure.code in codes:
+            return True
+        error = failure.pell_error
+        return error is not None and error[0] == module and error[1] in policy.on
+    return not (failure.panic or failure.never_retry)
+
+
+def check_retry(run: Run, frame: Frame) -> None:
+    """A new attempt: (e) the error that ended the last one is one the policy retries;
+    (f) what the last one did that no rollback undoes is done again."""
+    policy = frame.policy
+    assert policy is not None
+    failure = frame.caught
+    if failure is not None and not policy_retries(policy, failure, frame.module.path):
+        run.violation(
+            "verify-retried-error",
+            failure.at or (frame.module.path, frame.subprogram.origin),
+            f"{frame.subprogram.fn} retries {failure.label}, which its policy does not retry",
+        )
+    before = frame.phase - 1
+    for effect in run.session.permanent:
+        if (frame.call_id, before) in effect.frames or any(
+            cid == frame.call_id and phase < frame.phase for cid, phase in effect.frames
+        ):
+            if effect.serial in run.repeated_effects:
+                continue
+            run.repeated_effects.add(effect.serial)
+            how = "committed on its own" if effect.undoable else "outside the transaction"
+            run.violation(
+                "verify-repeated-effect",
+                effect.at,
+                f"`{effect.what}` ({how}) is not undone when attempt {frame.passes - 1} "
+                f"of {frame.subprogram.fn} fails, and attempt {frame.passes} does it again",
+            )
+
+
+def tagged(effect: Effect, call_id: int) -> bool:
+    return any(cid == call_id for cid, _ in effect.frames)
+
+
+def below_autonomous(run: Run, effect: Effect, frame: Frame) -> bool:
+    """Was `effect` done in an autonomous call that `frame` made (its own transaction)?"""
+    inside = False
+    for call_id, _ in effect.frames:
+        if inside and call_id in run.autonomous_calls:
+            return True
+        inside = inside or call_id == frame.call_id
+    return False
+
+
+def standing(run: Run, frame: Frame) -> list[Effect]:
+    """The transactional work of `frame`'s call that stands now: uncommitted or committed,
+    in its own transaction (an autonomous fn's commits included)."""
+    committed_alone = [e for e in run.session.permanent if e.undoable]
+    return [
+        e
+        for e in run.session.live() + committed_alone
+        if tagged(e, frame.call_id) and not below_autonomous(run, e, frame)
+    ]
+
+
+def should_stand(run: Run, effect: Effect, frame: Frame) -> bool:
+    """Should `effect` stand after `frame` returned? Done in its final phase, through calls
+    that each returned in their own final phase, none of them autonomous."""
+    inside = False
+    for call_id, phase in effect.frames:
+        if call_id == frame.call_id:
+            inside = phase == frame.phase
+            if not inside:
+                return False
+            continue
+        if not inside:
+            continue
+        if call_id in run.autonomous_calls or run.final.get(call_id) != (phase, True):
+            return False
+    return inside and effect.undoable
+
+
+def check_call(run: Run, frame: Frame, raised: Failure | None) -> None:
+    """(a), (b), (d), (e) when a retried call ends."""
+    policy = frame.policy
+    assert policy is not None
+    at = (frame.module.path, frame.subprogram.origin)
+    name = frame.subprogram.fn
+    live = run.session.live()
+    mine = standing(run, frame)
+    transaction = policy.scope == "transaction"
+    lost_caller = [e for e in run.performed if e.serial in frame.live_before and e not in live]
+    if lost_caller and not transaction:
+        run.violation(
+            "verify-lost-work",
+            at,
+            f"{name} undoes its caller's earlier work: {run.effects(lost_caller)}",
+        )
+    if raised is None:
+        expected = [
+            e
+            for e in run.performed
+            if should_stand(run, e, frame) and e.serial not in run.undone_by_sql
+        ]
+        extra = [e for e in mine if e not in expected]
+        missing = [e for e in expected if e not in mine]
+        if extra:
+            run.violation(
+                "verify-repeated-work",
+                extra[0].at,
+                f"{name} returned, and work of a failed attempt still stands: {run.effects(extra)}",
+            )
+        if missing:
+            run.violation(
+                "verify-lost-work",
+                missing[0].at,
+                f"{name} returned, and work of its last attempt is gone: {run.effects(missing)}",
+            )
+        open_work = [e for e in run.session.current.work if tagged(e, frame.call_id)]
+        if transaction and open_work:
+            run.violation(
+                "verify-leaked-work",
+                at,
+                f"{name} returned with its work uncommitted: {run.effects(open_work)}",
+            )
+    else:
+        if mine and not transaction:
+            run.violation(
+                "verify-leaked-work",
+                mine[0].at,
+                f"{name} raised {raised.label}, and its work still stands: {run.effects(mine)}",
+            )
+        committed = [e for e in run.session.committed if tagged(e, frame.call_id)]
+        if transaction and committed:
+            run.violation(
+                "verify-leaked-work",
+                committed[0].at,
+                f"{name} raised {raised.label} after committing {run.effects(committed)}",
+            )
+        if transaction and not frame.opened_before and run.session.current.open:
+            run.violation(
+                "verify-leaked-work",
+                at,
+                f"{name} raised {raised.label} and left its transaction open",
+            )
+        if (
+            raised.code not in MODEL_CODES
+            and frame.counter < policy.attempts
+            and frame.passes >= 1
+            and policy_retries(policy, raised, frame.module.path)
+            and not (transaction and frame.opened_before and frame.passes == 0)
+        ):
+            run.violation(
+                "verify-retried-error",
+                raised.at or at,
+                f"{name} lets {raised.label} out after attempt {frame.passes} of "
+                f"{policy.attempts}; its policy retries it",
+            )
+    worst = schedule(policy)[-1].cumulative_max
+    if frame.slept > worst:
+        run.violation(
+            "verify-attempts",
+            at,
+            f"{name} sleeps up to {frame.slept} s in all; `pellc explain` promises at most "
+            f"{worst} s",
+        )
