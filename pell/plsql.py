@@ -162,6 +162,7 @@ class Sql:
     verb: str  # first keyword, lower case: select, insert, update, commit, ...
     into: tuple[str, ...] = ()
     binds: tuple[str, ...] = ()
+    summary: str = ""  # its first words, as a finding names it: `insert into audit_log`
     origin: int = field(default=-1, kw_only=True)
 
 

@@ -592,10 +592,11 @@ class FnLowerer(ExpressionLowerer):
         if returning is not None:
             suffix = " INTO " + ", ".join(returning)
         text = self.sql_text(block, into, bulk, suffix)
-        words = block.text.split(None, 1)
-        verb = words[0].lower() if words else ""
+        tokens = sqltext.analyse(block.text).tokens  # cached; comments are not tokens
+        verb = tokens[0].text.lower() if tokens else ""
         binds = tuple(replacement for _, replacement in self.analysis.binds[id(block)])
-        return plsql.Sql(text, verb, tuple(into or returning or ()), binds)
+        summary = " ".join(token.text for token in tokens[:3])
+        return plsql.Sql(text, verb, tuple(into or returning or ()), binds, summary)
 
     def sql_statement(
         self,

@@ -320,7 +320,7 @@ class Run:
         if any(word.endswith(".nextval") or word == "nextval" for word in words):
             self.effect("a sequence value", at, False)
         if verb in DML_VERBS or verb in ("begin", "declare", "call"):
-            self.effect(" ".join(stmt.text.split()[:3]), at, True)
+            self.effect(stmt.summary or verb, at, True)
         if verb in ("begin", "declare") and "commit" in words:
             done = self.session.commit()
             self.note(f"the block commits: {self.effects(done)}", at)
