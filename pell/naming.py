@@ -135,6 +135,27 @@ def transaction_savepoint(ordinal: int) -> str:
     return TRANSACTION_SAVEPOINT + (f"_{ordinal}" if ordinal > 1 else "")
 
 
+RUNTIME_PACKAGE = "pell_runtime"  # one exception and code constant per Pell error
+TRANSACTION_OPEN = "pell_transaction_open"  # pellc's own error: a transaction-scoped retry
+# called with a transaction open
+
+
+def exception_name(module_path: tuple[str, ...], error_name: str) -> str:
+    """A Pell error's exception in the runtime package: `hr.employees` + `NotFound` ->
+    `hr_employees_notfound`."""
+    return f"{'_'.join(module_path)}_{error_name}".lower()
+
+
+def runtime_code(exception: str) -> str:
+    """The code constant of a runtime exception: `pell_runtime.c_hr_employees_notfound`."""
+    return f"{RUNTIME_PACKAGE}.c_{exception}"
+
+
+def code_constant(module_path: tuple[str, ...], error_name: str) -> str:
+    """The qualified constant module code raises a Pell error with."""
+    return runtime_code(exception_name(module_path, error_name))
+
+
 def saved_param_name(param: str) -> str:
     """The copy of an `inout` parameter a retry restores before each new attempt."""
     return f"l_pell_saved_{param.removeprefix('p_')}"

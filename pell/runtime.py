@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pell import ast
-
-RUNTIME_PACKAGE = "pell_runtime"
+from pell.naming import RUNTIME_PACKAGE, TRANSACTION_OPEN, exception_name
 
 # Category -> (first code, last code); codes are handed out from the first, downwards.
 # -20399, the last panic code, is pellc's own: a transaction-scoped @retry called with a
@@ -17,23 +16,12 @@ CATEGORY_RANGES: dict[str, tuple[int, int]] = {
     "skip": (-20200, -20299),
     "panic": (-20300, -20398),
 }
-TRANSACTION_OPEN = "pell_transaction_open"
 TRANSACTION_OPEN_CODE = -20399
 
 
 def error_category(error: ast.ErrorDecl) -> str:
     names = [a.name for a in error.annotations if a.name in CATEGORY_RANGES]
     return names[0] if names else "propagate"
-
-
-def exception_name(module_path: tuple[str, ...], error_name: str) -> str:
-    """`hr.employees` + `NotFound` -> `hr_employees_notfound`."""
-    return f"{'_'.join(module_path)}_{error_name}".lower()
-
-
-def code_constant(module_path: tuple[str, ...], error_name: str) -> str:
-    """The qualified name module code raises with: `pell_runtime.c_hr_employees_notfound`."""
-    return f"{RUNTIME_PACKAGE}.c_{exception_name(module_path, error_name)}"
 
 
 @dataclass(frozen=True, slots=True)

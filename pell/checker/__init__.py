@@ -16,7 +16,7 @@ from pell.checker.bodies import check_fn_body
 from pell.checker.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
-from pell.runtime import TRANSACTION_OPEN, exception_name
+from pell.naming import TRANSACTION_OPEN, exception_name
 
 __all__ = ["CheckedModule", "TypeResolver", "check"]
 
@@ -262,8 +262,6 @@ def check_identifier_lengths(
     checked: CheckedModule, target: str, diagnostics: list[Diagnostic]
 ) -> None:
     """Every PL/SQL name pellc writes for this module must fit the target's identifier limit."""
-    from pell import runtime
-
     limit = naming.MAX_IDENTIFIER_BYTES[target]
     module = checked.module
     names: list[tuple[str, ast.Span]] = []
@@ -273,7 +271,7 @@ def check_identifier_lengths(
         names.append((naming.record_type_name(name), record.decl.span))
         names += [(naming.field_name(f.name), f.span) for f in record.decl.fields]
     for name, error in checked.errors.items():
-        names.append((f"c_{runtime.exception_name(module.path, name)}", error.span))
+        names.append((f"c_{exception_name(module.path, name)}", error.span))
     for item in module.items:
         if isinstance(item, ast.Enum):
             names += [(naming.enum_constant(item.name, v.name), v.span) for v in item.variants]

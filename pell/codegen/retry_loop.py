@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pell import naming, plsql, runtime
+from pell import naming, plsql
 from pell.codegen.expressions import quote_text
 from pell.codegen.types import plsql_type
 from pell.retry import (
@@ -64,9 +64,7 @@ def lower_retry_loop(lowerer: FnLowerer) -> None:
             "open; commit or roll back before calling it"
         )
         refuse = lowerer.at(
-            plsql.RaiseError(
-                f"{runtime.RUNTIME_PACKAGE}.c_{runtime.TRANSACTION_OPEN}", quote_text(message)
-            )
+            plsql.RaiseError(naming.runtime_code(naming.TRANSACTION_OPEN), quote_text(message))
         )
         lowerer.emit(plsql.If([plsql.Branch(plsql.TransactionOpen(), [refuse])]))
     for name, param in inout:
@@ -210,10 +208,10 @@ def retried_errors(lowerer: FnLowerer, policy: RetryPolicy) -> list[plsql.Except
             ]
             names.append(plsql.ExceptionName(exception, oracle_code=code))
         else:
-            exception = runtime.exception_name(lowerer.checked.module.path, name)
+            exception = naming.exception_name(lowerer.checked.module.path, name)
             names.append(
                 plsql.ExceptionName(
-                    f"{runtime.RUNTIME_PACKAGE}.{exception}",
+                    f"{naming.RUNTIME_PACKAGE}.{exception}",
                     pell_error=(lowerer.checked.module.path, name),
                 )
             )

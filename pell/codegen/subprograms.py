@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
 
-from pell import ast, naming, plsql, runtime, sqltext
+from pell import ast, naming, plsql, sqltext
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
@@ -383,7 +383,7 @@ class FnLowerer(ExpressionLowerer):
         message = " || ".join(pieces)
         if len(pieces) > 1:
             message = f"SUBSTRB({message}, 1, 2048)"  # Oracle's limit for the message
-        code = runtime.code_constant(module.path, error)
+        code = naming.code_constant(module.path, error)
         return plsql.RaiseError(code, message, (module.path, error))
 
     def prelude_value(self, expr: ast.Expr) -> str:
@@ -638,7 +638,7 @@ def _unwrap_value(expr: ast.Expr) -> ast.Expr:
 
 def json_value(value: str, type_: t.Type) -> str:
     """A PL/SQL expression giving the JSON text of `value` (a lowered expression of `type_`)."""
-    helper = f"{runtime.RUNTIME_PACKAGE}.json_"
+    helper = f"{naming.RUNTIME_PACKAGE}.json_"
     family = t.family(type_)
     if family == "numeric":
         return f"{helper}number({value})"
