@@ -156,6 +156,11 @@ def code_constant(module_path: tuple[str, ...], error_name: str) -> str:
     return runtime_code(exception_name(module_path, error_name))
 
 
+def transaction_committed(ordinal: int) -> str:
+    """The flag a fn's n-th `transaction { }` block sets as it commits."""
+    return "l_pell_committed" + (f"_{ordinal}" if ordinal > 1 else "")
+
+
 def saved_param_name(param: str) -> str:
     """The copy of an `inout` parameter a retry restores before each new attempt."""
     return f"l_pell_saved_{param.removeprefix('p_')}"

@@ -78,12 +78,14 @@ class TransactionOpen:
 
 @dataclass(frozen=True, slots=True)
 class FlagSet:
-    """A BOOLEAN variable the lowering sets itself (the run-once flag of a cleanup)."""
+    """A BOOLEAN variable the lowering sets itself (the run-once flag of a cleanup, the
+    committed flag of a transaction block), or with `negated` its NOT."""
 
     variable: str
+    negated: bool = False
 
     def text(self) -> str:
-        return self.variable
+        return f"NOT {self.variable}" if self.negated else self.variable
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +127,7 @@ class Assign:
 @dataclass(slots=True)
 class SetFlag:
     variable: str
+    value: bool = True
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -423,7 +426,7 @@ class Printer:
         self.line(depth, stmt.origin, f"{stmt.target} := {stmt.value};")
 
     def set_flag(self, stmt: SetFlag, depth: int) -> None:
-        self.line(depth, stmt.origin, f"{stmt.variable} := TRUE;")
+        self.line(depth, stmt.origin, f"{stmt.variable} := {'TRUE' if stmt.value else 'FALSE'};")
 
     def count_attempt(self, stmt: CountAttempt, depth: int) -> None:
         self.line(depth, stmt.origin, f"{stmt.variable} := {stmt.variable} + 1;")

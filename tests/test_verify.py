@@ -240,3 +240,16 @@ def test_the_documented_finding_is_what_verify_prints(document: str) -> None:
     )  # fmt: skip
     assert done.returncode == 1
     assert done.stdout == match.group(2)
+
+
+def test_an_early_return_from_a_transaction_block_keeps_the_cleanup_error() -> None:
+    """Found by the verifier: after the block's COMMIT, a failing cleanup met ROLLBACK TO a
+    savepoint the COMMIT had erased. The handler now rolls back only what is uncommitted."""
+    path = Path(__file__).parent / "verify" / "early_return.pell"
+    result = compile_source(path.read_text(encoding="utf-8"), filename=path.name)
+    assert findings(verify([result])) == []
+    # the handler as it was: ROLLBACK TO whatever happened
+    block = next(s for s in tree(result, "place").body if isinstance(s, plsql.Block))
+    handler = block.handlers[0].body
+    handler[0] = plsql.RollbackTo("pell_transaction", origin=handler[0].origin)
+    assert findings(verify([result])) == [("verify-no-savepoint", "12:5")]

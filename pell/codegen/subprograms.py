@@ -532,19 +532,32 @@ class FnLowerer(ExpressionLowerer):
         self.emit(plsql.PipeRow(f"{row_type}({', '.join(values)})"))
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
-        """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise."""
+        """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise.
+
+        COMMIT erases every savepoint (docs/verify.md, source [5]): an error after it (in the
+        cleanup an early `return` runs inside the block) or of COMMIT itself (ORA-02091, which
+        rolls the transaction back) has no savepoint to return to, and ROLLBACK TO would raise
+        ORA-01086 in its place. A flag set just before each COMMIT says so.
+        """
         self.savepoints += 1
         savepoint = naming.transaction_savepoint(self.savepoints)
+        committed = naming.transaction_committed(self.savepoints)
+        self.temp_declarations.append(f"{committed} BOOLEAN;")
+        self.emit(plsql.SetFlag(committed, False))
         self.emit(plsql.Savepoint(savepoint))
-        self.exit_hooks.append(((plsql.Commit(),), self.loop_depth))
+        self.exit_hooks.append(((plsql.SetFlag(committed), plsql.Commit()), self.loop_depth))
         body = self.nested(stmt.body)
         self.exit_hooks.pop()
         if falls_through(stmt.body.stmts):
-            body.append(self.at(plsql.Commit()))
-        undo = plsql.Handler(
-            [plsql.OTHERS], [self.at(plsql.RollbackTo(savepoint)), self.at(plsql.Raise())]
+            body += [self.at(plsql.SetFlag(committed)), self.at(plsql.Commit())]
+        not_committed = plsql.Branch(
+            plsql.FlagSet(committed, negated=True), [plsql.RollbackTo(savepoint)]
         )
-        self.emit(plsql.Block(body, [undo]))
+        undo: list[plsql.Stmt] = [
+            self.at(plsql.If([not_committed], one_line=True)),
+            self.at(plsql.Raise()),
+        ]
+        self.emit(plsql.Block(body, [plsql.Handler([plsql.OTHERS], undo)]))
 
     # -- embedded SQL
 

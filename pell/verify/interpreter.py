@@ -293,7 +293,10 @@ class Run:
         self.run_calls(stmt.calls, frame, self.at(frame, stmt))
 
     def set_flag(self, stmt: plsql.SetFlag, frame: Frame) -> None:
-        frame.flags.add(stmt.variable)
+        if stmt.value:
+            frame.flags.add(stmt.variable)
+        else:
+            frame.flags.discard(stmt.variable)
 
     def count_attempt(self, stmt: plsql.CountAttempt, frame: Frame) -> None:
         frame.counter += 1
@@ -422,7 +425,7 @@ class Run:
         if isinstance(condition, plsql.TransactionOpen):
             return self.session.current.open
         if isinstance(condition, plsql.FlagSet):
-            return condition.variable in frame.flags
+            return (condition.variable in frame.flags) != condition.negated
         self.run_calls(condition.calls, frame, at)
         return self.choose(2) == 0
 

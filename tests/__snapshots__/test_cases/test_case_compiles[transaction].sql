@@ -10,40 +10,48 @@ END ledger;
 
 CREATE OR REPLACE PACKAGE BODY ledger AS
   FUNCTION post(p_entry_id IN NUMBER, p_amount IN NUMBER) RETURN NUMBER IS
+    l_pell_committed BOOLEAN;
     l_pell_result NUMBER;
   BEGIN
+    l_pell_committed := FALSE;
     SAVEPOINT pell_transaction;
     BEGIN
       insert into ledger_lines (entry_id, amount) values (p_entry_id, p_amount);
       IF p_amount = 0 THEN
         l_pell_result := 0;
+        l_pell_committed := TRUE;
         COMMIT;
         RETURN l_pell_result;
       END IF;
       update ledger_totals set total = total + p_amount;
+      l_pell_committed := TRUE;
       COMMIT;
     EXCEPTION
       WHEN OTHERS THEN
-        ROLLBACK TO pell_transaction;
+        IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
         RAISE;
     END;
     RETURN p_amount;
   END post;
 
   PROCEDURE post_all(p_batch_id IN NUMBER) IS
+    l_pell_committed BOOLEAN;
   BEGIN
     FOR l_e IN (select id, amount from pending_entries where batch_id = p_batch_id) LOOP
+      l_pell_committed := FALSE;
       SAVEPOINT pell_transaction;
       BEGIN
         IF l_e.amount > 1000000 THEN
+          l_pell_committed := TRUE;
           COMMIT;
           CONTINUE;
         END IF;
         insert into ledger_lines (entry_id, amount) values (l_e.id, l_e.amount);
+        l_pell_committed := TRUE;
         COMMIT;
       EXCEPTION
         WHEN OTHERS THEN
-          ROLLBACK TO pell_transaction;
+          IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
           RAISE;
       END;
     END LOOP;

@@ -69,7 +69,9 @@ CREATE OR REPLACE PACKAGE BODY jobs.queue AS
   END finish;
 
   PROCEDURE fail(p_job_id IN NUMBER, p_reason IN VARCHAR2, p_max_attempts IN PLS_INTEGER) IS
+    l_pell_committed BOOLEAN;
   BEGIN
+    l_pell_committed := FALSE;
     SAVEPOINT pell_transaction;
     BEGIN
       update jobs
@@ -77,10 +79,11 @@ CREATE OR REPLACE PACKAGE BODY jobs.queue AS
              last_error = substr(p_reason, 1, 4000)
        where id = p_job_id;
       insert into job_failures (job_id, reason) values (p_job_id, p_reason);
+      l_pell_committed := TRUE;
       COMMIT;
     EXCEPTION
       WHEN OTHERS THEN
-        ROLLBACK TO pell_transaction;
+        IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
         RAISE;
     END;
   END fail;
