@@ -116,22 +116,32 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                 if effect.in_transaction is not None or effect.span == fn.retry_span:
                     continue  # the block is reported; a recover call is not made per attempt
                 diagnostics += _repeated_by_attempts(graph, key, fn, effect, callee, name_of)
-            if not transaction and recover is not None and recover in graph.commits:
-                # recover runs in the caller's transaction, after the rollback to the savepoint
+            if recover is not None and recover in graph.commits:
                 commit = graph.commits[recover]
                 where, notes = commit_notes(recover, commit, [])
-                diagnostics.append(
-                    Diagnostic.of(
-                        "commit-in-retry",
-                        f"`recover = {fn.recover}`: {name_of(recover)} commits{where}, in the "
-                        f"caller's transaction that savepoint-scoped `{fn.name}` must leave open",
-                        fn.retry_span,
-                        (
-                            "recover without committing, or retry the whole transaction: "
-                            '@retry(scope = "transaction")',
-                        ),
-                        notes,
+                if transaction:
+                    # The loop commits what recover did once it returns; a commit inside it
+                    # would keep part of that work if recover then fails (found by pellc verify)
+                    message = (
+                        f"`recover = {fn.recover}`: {name_of(recover)} commits{where}; "
+                        f"transaction-scoped `{fn.name}` commits what recover does once it "
+                        "returns, and a commit inside it keeps part of its work when it then "
+                        "fails"
                     )
+                    hint = "leave the commit to the retry: remove it from the recover fn"
+                else:
+                    # recover runs in the caller's transaction, after the rollback to the
+                    # savepoint
+                    message = (
+                        f"`recover = {fn.recover}`: {name_of(recover)} commits{where}, in the "
+                        f"caller's transaction that savepoint-scoped `{fn.name}` must leave open"
+                    )
+                    hint = (
+                        "recover without committing, or retry the whole transaction: "
+                        '@retry(scope = "transaction")'
+                    )
+                diagnostics.append(
+                    Diagnostic.of("commit-in-retry", message, fn.retry_span, (hint,), notes)
                 )
             if not transaction:
                 cycle = graph.cycle_through(key)
