@@ -43,6 +43,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-bind": (Severity.ERROR, "a `:name` bind in SQL that resolves to nothing"),
     "sql-column-count": (Severity.ERROR, "a query whose columns do not fit its target"),
     "sql-syntax": (Severity.ERROR, "embedded SQL that cannot be tokenized or placed"),
+    "sql-ddl": (
+        Severity.ERROR,
+        "DDL or a session statement in sql! { }, which PL/SQL runs only by EXECUTE IMMEDIATE",
+    ),
     "sql-boolean": (Severity.ERROR, "a `bool` in SQL for a target before Oracle 23ai"),
     "unused-query": (Severity.ERROR, "a SELECT used as a statement, with nowhere to put its rows"),
     "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),

@@ -211,6 +211,7 @@ def test_the_argument_table_is_the_one_the_docs_print() -> None:
     root = Path(__file__).parent.parent
     for doc in ("README.md", "docs/retry.md"):
         assert argument_table() in (root / doc).read_text(encoding="utf-8"), doc
+
     # every name and alias of the table is read as an argument; another name is unknown
     def unknown(arguments: str) -> bool:
         module, _ = parse(f"module m;\n@retry{arguments}\nfn f() {{ }}\n")

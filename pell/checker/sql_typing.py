@@ -13,6 +13,28 @@ SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
 SQL_MODIFIERS = ("returning", "for_update")
 
 
+# First words of statements static PL/SQL refuses: DDL and session control (see `sql`).
+STATIC_PLSQL_REFUSES = frozenset(
+    {
+        "create",
+        "alter",
+        "drop",
+        "truncate",
+        "grant",
+        "revoke",
+        "rename",
+        "comment",
+        "analyze",
+        "audit",
+        "noaudit",
+        "purge",
+        "flashback",
+        "associate",
+        "disassociate",
+    }
+)
+
+
 def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
     """`sql!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
     calls: list[ast.MethodCall] = []
@@ -49,6 +71,19 @@ class SqlChecker(BodyScopes):
             at = block.text_start + error.offset
             self.error("sql-syntax", f"the SQL cannot be read: {error}", ast.Span(at, at + 1))
             return None
+        verb = shape.tokens[0].text.lower() if shape.tokens else ""
+        if verb in STATIC_PLSQL_REFUSES:
+            # PL/SQL's static SQL statements are SELECT, INSERT, UPDATE, DELETE, MERGE, COMMIT,
+            # ROLLBACK, SAVEPOINT, SET TRANSACTION and LOCK TABLE (PL/SQL Language Reference,
+            # "Description of Static SQL"); anything else runs through dynamic SQL.
+            self.error(
+                "sql-ddl",
+                f"PL/SQL cannot run {verb.upper()} as written: DDL and session statements run "
+                "only through EXECUTE IMMEDIATE",
+                block.span,
+                "write sql! { begin execute immediate '...'; end; } (DDL commits: keep it out "
+                "of retried fns and transaction blocks)",
+            )
         rewrites = []
         for bind in shape.binds:
             self.current_bind_span = ast.Span(
