@@ -1,0 +1,559 @@
+"""lark parser callbacks -> pell.ast nodes: one handler per grammar rule, spans from tokens."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from lark import Token
+
+from pell import ast
+from pell.diagnostics import Diagnostic
+
+ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
+
+
+def token_span(token: Token) -> ast.Span:
+    start = token.start_pos or 0
+    return ast.Span(start, token.end_pos if token.end_pos is not None else start)
+
+
+def _present(children: list[Any]) -> list[Any]:
+    """Children without the None placeholders of empty `[...]` groups."""
+    return [child for child in children if child is not None]
+
+
+class _FinallyClause:
+    """A `finally { }` block on its way into the Fn node."""
+
+    def __init__(self, block: ast.Block) -> None:
+        self.block = block
+
+
+class _ReturnType:
+    def __init__(self, type_ref: ast.TypeRef) -> None:
+        self.type = type_ref
+
+
+class _Inlined:
+    """What an inlined `_rule` hands its parent: its kept children, and its own span."""
+
+    __slots__ = ("end", "items", "start")
+
+    def __init__(self, items: list[Any], start: int, end: int) -> None:
+        self.items = items
+        self.start = start
+        self.end = end
+
+
+# On lark's value stack a parsed value is a Token, an _Inlined, or a (value, start, end) tuple:
+# the value a handler built, with the span of everything the rule matched (start -1: empty).
+Built = tuple[Any, int, int]
+
+
+def _bounds(children: list[Any]) -> tuple[int, int]:
+    """The span of a rule's children as matched, keywords and punctuation included."""
+    start = end = -1
+    for child in children:
+        if type(child) is tuple:
+            start = child[1]
+        elif isinstance(child, Token):
+            start = child.start_pos or 0
+        else:
+            start = child.start  # an _Inlined
+        if start >= 0:
+            break
+    for child in reversed(children):
+        if type(child) is tuple:
+            end = child[2]
+        elif isinstance(child, Token):
+            end = child.end_pos or 0
+        else:
+            end = child.end
+        if end >= 0:
+            break
+    return start, end
+
+
+# Handlers given their children as matched, (value, start, end), rather than bare values.
+_WITH_SPANS = frozenset({"binary_chain"})
+
+
+def _single_index(rule: Any) -> int | None:
+    """The position of the one symbol `rule` keeps when it keeps exactly one and inlines
+    nothing, else None."""
+    kept = [
+        position
+        for position, symbol in enumerate(rule.expansion)
+        if rule.options.keep_all_tokens or not (symbol.is_term and symbol.filter_out)
+    ]
+    if len(kept) != 1 or rule.options.empty_indices:
+        return None
+    symbol = rule.expansion[kept[0]]
+    if symbol.name.startswith("_") and not symbol.is_term:
+        return None
+    return kept[0]
+
+
+class AstBuilder:
+    """Builds pell.ast nodes while lark's LALR parser reduces, one `<rule>(span, children)`
+    method per rule (or per alias); collects the few diagnostics found while building (escapes).
+
+    The callbacks replace lark's tree building: no parse tree is made, no position metadata is
+    propagated through it, and nothing recurses. Each callback shapes its children as lark's
+    tree builder would (anonymous tokens dropped, `_rule`s inlined, `?rule`s with one child
+    passed through, `[x]` placeholders as None), but takes the span from every token matched,
+    so a node's span includes its keywords and punctuation.
+    """
+
+    def __init__(self, rules: list[Any]) -> None:
+        self.text = ""
+        self.diagnostics: list[Diagnostic] = []
+        self.table = self.callbacks(rules)
+
+    def begin(self, text: str) -> None:
+        """Get ready to build the AST of `text` (not a grammar rule: `start` is one)."""
+        self.text = text
+        self.diagnostics = []
+
+    def callbacks(self, rules: list[Any]) -> dict[Any, Any]:
+        """One parser callback per grammar rule, from the rules lark analysed."""
+        by_origin: dict[str, list[Any]] = {}
+        for rule in rules:
+            by_origin.setdefault(rule.origin.name, []).append(rule)
+        # Inlined `_rule`s whose every alternative is one kept symbol hand that symbol's value
+        # up as it is, and their parents take it as an ordinary child.
+        single = {
+            origin
+            for origin, alternatives in by_origin.items()
+            if origin.startswith("_")
+            and all(_single_index(rule) is not None for rule in alternatives)
+        }
+        return {rule: self._callback(rule, single) for rule in rules}
+
+    def _callback(self, rule: Any, single: set[str]) -> Any:
+        options = rule.options
+        expansion = rule.expansion
+        name = rule.alias or options.template_source or rule.origin.name
+        index = _single_index(rule)
+        # A `?rule` or `_rule` reduced from one kept symbol passes that symbol's value up. Its
+        # parent measures it from the tokens it dropped too, as lark's containers do: in
+        # `(a).f()` the call starts at the `(`, while `a` keeps its own span.
+        passes = rule.origin.name in single or (options.expand1 and not rule.alias)
+        if index is not None and passes:
+            if len(expansion) == 1:
+                return operator.itemgetter(0)
+
+            def pass_through(children: list[Any]) -> Built:
+                start, end = _bounds(children)
+                child = children[index]
+                return (child[0] if type(child) is tuple else child, start, end)
+
+            return pass_through
+        # How many None placeholders go before each symbol, and after the last (lark's rule).
+        if options.empty_indices:
+            flags = "".join(str(int(flag)) for flag in options.empty_indices)
+            nones = [len(ones) for ones in flags.split("0")]
+        else:
+            nones = [0] * (len(expansion) + 1)
+        keep: list[tuple[int, bool, int]] = []
+        pending = 0
+        for position, symbol in enumerate(expansion):
+            pending += nones[position]
+            if options.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
+                inline = symbol.name.startswith("_") and not symbol.is_term
+                keep.append((position, inline and symbol.name not in single, pending))
+                pending = 0
+        trailing = pending + nones[len(expansion)]
+        pass_single = bool(options.expand1) and not rule.alias
+        inlined = name.startswith("_")
+        handler = None if inlined else getattr(self, name, None)
+        if handler is None and not inlined and not pass_single:
+            raise AttributeError(f"AstBuilder has no handler for grammar rule {name!r}")
+        no_span = ast.NO_SPAN
+        span_type = ast.Span
+        with_spans = name in _WITH_SPANS
+
+        def callback(children: list[Any]) -> Any:
+            start, end = _bounds(children)
+            kept: list[Any] = []
+            for position, inline, placeholders in keep:
+                if placeholders:
+                    kept.extend([None] * placeholders)
+                if not inline:
+                    kept.append(children[position])
+                elif kept:
+                    kept.extend(children[position].items)
+                else:  # a left-recursive list: take it over instead of copying it each time
+                    kept = children[position].items
+            if trailing:
+                kept.extend([None] * trailing)
+            if pass_single and len(kept) == 1:
+                child = kept[0]
+                return (child[0] if type(child) is tuple else child, start, end)
+            if handler is None:
+                return _Inlined(kept, start, end)
+            if not with_spans:
+                kept = [child[0] if type(child) is tuple else child for child in kept]
+            span = span_type(start, end) if start >= 0 else no_span
+            return (handler(span, kept), start, end)
+
+        return callback
+
+    # -- module and items
+
+    def start(self, span: ast.Span, children: list[Any]) -> ast.Module:
+        path, span = children[0]
+        imports = tuple(c for c in children[1:] if isinstance(c, ast.Import))
+        items = tuple(c for c in children[1:] if not isinstance(c, ast.Import))
+        return ast.Module(path, imports, items, span=ast.Span(span.start, len(self.text)))
+
+    def module_decl(self, span: ast.Span, children: list[Any]) -> tuple[tuple[str, ...], ast.Span]:
+        return children[0], span
+
+    def module_path(self, span: ast.Span, children: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t) for t in children)
+
+    def import_decl(self, span: ast.Span, children: list[Token]) -> ast.Import:
+        return ast.Import(tuple(str(t) for t in children), span=span)
+
+    def item(self, span: ast.Span, children: list[Any]) -> ast.Item:
+        annotations = tuple(c for c in children if isinstance(c, ast.Annotation))
+        public = any(isinstance(c, Token) and c.type == "PUB" for c in children)
+        body = children[-1]
+        if isinstance(body, ast.Fn):
+            return ast.Fn(
+                body.name,
+                body.params,
+                body.return_type,
+                body.body,
+                body.finally_body,
+                public,
+                annotations,
+                span=span,
+                name_span=body.name_span,
+            )
+        if isinstance(body, ast.Record):
+            return ast.Record(body.name, body.fields, public, annotations, span=span)
+        if isinstance(body, ast.ErrorDecl):
+            return ast.ErrorDecl(body.name, body.fields, public, annotations, span=span)
+        assert isinstance(body, ast.Enum)
+        return ast.Enum(body.name, body.variants, public, annotations, span=span)
+
+    def annotation(self, span: ast.Span, children: list[Any]) -> ast.Annotation:
+        args: tuple[ast.AnnotationArg, ...] = children[1] if len(children) > 1 else ()
+        return ast.Annotation(str(children[0]), args, span=span)
+
+    def annotation_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.AnnotationArg, ...]:
+        return tuple(_present(children))
+
+    def keyword_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(str(children[0]), children[1], span=span)
+
+    def positional_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
+        return ast.AnnotationArg(None, children[0], span=span)
+
+    def record_decl(self, span: ast.Span, children: list[Any]) -> ast.Record:
+        return ast.Record(str(children[0]), children[1], False, (), span=span)
+
+    def error_decl(self, span: ast.Span, children: list[Any]) -> ast.ErrorDecl:
+        fields = children[1] if len(children) > 1 else ()
+        return ast.ErrorDecl(str(children[0]), fields, False, (), span=span)
+
+    def field_list(self, span: ast.Span, children: list[Any]) -> tuple[ast.Field, ...]:
+        return tuple(_present(children))
+
+    def field(self, span: ast.Span, children: list[Any]) -> ast.Field:
+        return ast.Field(str(children[0]), children[1], span=span)
+
+    def enum_decl(self, span: ast.Span, children: list[Any]) -> ast.Enum:
+        variants = tuple(_present(children[1:]))
+        return ast.Enum(str(children[0]), variants, False, (), span=span)
+
+    def variant(self, span: ast.Span, children: list[Any]) -> ast.Variant:
+        value = children[1] if len(children) > 1 else None
+        return ast.Variant(str(children[0]), value, span=span)
+
+    def fn_decl(self, span: ast.Span, children: list[Any]) -> ast.Fn:
+        name: Token = children[0]
+        params = tuple(c for c in children if isinstance(c, ast.Param))
+        return_type = next((c.type for c in children if isinstance(c, _ReturnType)), None)
+        body = next(c for c in children if isinstance(c, ast.Block))
+        finally_body = next((c.block for c in children if isinstance(c, _FinallyClause)), None)
+        return ast.Fn(
+            str(name),
+            params,
+            return_type,
+            body,
+            finally_body,
+            False,
+            (),
+            span=span,
+            name_span=token_span(name),
+        )
+
+    def return_type(self, span: ast.Span, children: list[Any]) -> _ReturnType:
+        return _ReturnType(children[0])
+
+    def finally_clause(self, span: ast.Span, children: list[Any]) -> _FinallyClause:
+        # The block's span starts at the `finally` keyword, so messages point at it.
+        return _FinallyClause(ast.Block(children[0].stmts, span=span))
+
+    def param(self, span: ast.Span, children: list[Any]) -> ast.Param:
+        mode: Any = "in"
+        if isinstance(children[0], Token) and children[0].type in ("OUT", "INOUT"):
+            mode = str(children[0])
+            children = children[1:]
+        elif children[0] is None:
+            children = children[1:]
+        return ast.Param(str(children[0]), mode, children[1], span=span)
+
+    # -- types
+
+    def named_type(self, span: ast.Span, children: list[Any]) -> ast.NamedType:
+        name = str(children[0])
+        args: tuple[ast.TypeArg, ...] = ()
+        optional = False
+        for child in children[1:]:
+            if isinstance(child, tuple):
+                args = child
+            elif isinstance(child, Token) and child.type == "OPTIONAL":
+                optional = True
+        return ast.NamedType(name, args, optional, span=span)
+
+    def unit_type(self, span: ast.Span, children: list[Any]) -> ast.UnitType:
+        return ast.UnitType(span=span)
+
+    def type_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.TypeArg, ...]:
+        return tuple(children)
+
+    def type_arg(self, span: ast.Span, children: list[Any]) -> ast.TypeArg:
+        return ast.TypeArg(tuple(children), span=span)
+
+    # -- statements
+
+    def block(self, span: ast.Span, children: list[Any]) -> ast.Block:
+        return ast.Block(tuple(children), span=span)
+
+    def _binding(self, span: ast.Span, children: list[Any], mutable: bool) -> ast.Let:
+        name: Token = children[0]
+        type_ref = next(
+            (c for c in children[1:] if isinstance(c, ast.NamedType | ast.UnitType)), None
+        )
+        value = next(
+            (
+                c
+                for c in children[1:]
+                if c is not None and not isinstance(c, ast.NamedType | ast.UnitType)
+            ),
+            None,
+        )
+        return ast.Let(str(name), type_ref, value, mutable, span=span, name_span=token_span(name))
+
+    def let_stmt(self, span: ast.Span, children: list[Any]) -> ast.Let:
+        return self._binding(span, children, mutable=False)
+
+    def var_stmt(self, span: ast.Span, children: list[Any]) -> ast.Let:
+        return self._binding(span, children, mutable=True)
+
+    def assign_stmt(self, span: ast.Span, children: list[Any]) -> ast.Assign:
+        return ast.Assign(children[0], children[1], span=span)
+
+    def expr_stmt(self, span: ast.Span, children: list[Any]) -> ast.ExprStmt:
+        return ast.ExprStmt(children[0], span=span)
+
+    def if_stmt(self, span: ast.Span, children: list[Any]) -> ast.If:
+        otherwise = children[2] if len(children) > 2 else None
+        return ast.If(children[0], children[1], otherwise, span=span)
+
+    def else_clause(self, span: ast.Span, children: list[Any]) -> ast.Block | ast.If:
+        result: ast.Block | ast.If = children[0]
+        return result
+
+    def while_stmt(self, span: ast.Span, children: list[Any]) -> ast.While:
+        return ast.While(children[0], children[1], span=span)
+
+    def for_stmt(self, span: ast.Span, children: list[Any]) -> ast.For:
+        var: Token = children[0]
+        return ast.For(str(var), children[1], children[2], span=span, var_span=token_span(var))
+
+    def range(self, span: ast.Span, children: list[Any]) -> ast.Range:
+        return ast.Range(children[0], children[2], str(children[1]) == "..=", span=span)
+
+    def break_stmt(self, span: ast.Span, children: list[Any]) -> ast.Break:
+        return ast.Break(span=span)
+
+    def continue_stmt(self, span: ast.Span, children: list[Any]) -> ast.Continue:
+        return ast.Continue(span=span)
+
+    def return_stmt(self, span: ast.Span, children: list[Any]) -> ast.Return:
+        return ast.Return(children[0] if children else None, span=span)
+
+    def transaction_stmt(self, span: ast.Span, children: list[Any]) -> ast.Transaction:
+        return ast.Transaction(children[0], span=span)
+
+    def yield_stmt(self, span: ast.Span, children: list[Any]) -> ast.Yield:
+        return ast.Yield(children[0], span=span)
+
+    # -- expressions
+
+    def binary_chain(self, span: ast.Span, children: list[Any]) -> ast.Expr:
+        # Called with its children as matched (see _WITH_SPANS): operands with their spans.
+        return _climb(children[0::2], children[1::2])
+
+    def prefix(self, span: ast.Span, children: list[Any]) -> ast.Unary:
+        op: Any = str(children[0])
+        return ast.Unary(op, children[1], span=span)
+
+    def field_access(self, span: ast.Span, children: list[Any]) -> ast.FieldAccess:
+        return ast.FieldAccess(children[0], str(children[1]), span=span)
+
+    def method_call(self, span: ast.Span, children: list[Any]) -> ast.MethodCall:
+        name: Token = children[1]
+        return ast.MethodCall(
+            children[0], str(name), children[2], span=span, name_span=token_span(name)
+        )
+
+    def generic_method_call(self, span: ast.Span, children: list[Any]) -> ast.MethodCall:
+        name: Token = children[1]
+        return ast.MethodCall(
+            children[0],
+            str(name),
+            children[3],
+            children[2],
+            span=span,
+            name_span=token_span(name),
+        )
+
+    def propagate(self, span: ast.Span, children: list[Any]) -> ast.Propagate:
+        return ast.Propagate(children[0], span=span)
+
+    def call_args(self, span: ast.Span, children: list[Any]) -> tuple[ast.Expr, ...]:
+        return tuple(_present(children))
+
+    def number(self, span: ast.Span, children: list[Token]) -> ast.NumberLit:
+        return ast.NumberLit(str(children[0]).replace("_", ""), span=span)
+
+    def raw_string(self, span: ast.Span, children: list[Token]) -> ast.StringLit:
+        return ast.StringLit((str(children[0])[1:-1],), span=span)
+
+    def string(self, span: ast.Span, children: list[Any]) -> ast.StringLit:
+        parts: list[str | ast.Expr] = []
+        for child in children[1:-1]:
+            if isinstance(child, Token):
+                text = self._unescape(child)
+                if parts and isinstance(parts[-1], str):
+                    parts[-1] += text
+                else:
+                    parts.append(text)
+            else:
+                parts.append(child)
+        return ast.StringLit(tuple(parts), span=span)
+
+    def _unescape(self, token: Token) -> str:
+        raw = str(token)
+        out: list[str] = []
+        index = 0
+        while index < len(raw):
+            char = raw[index]
+            if char == "\\":
+                escaped = raw[index + 1]
+                if escaped in ESCAPES:
+                    out.append(ESCAPES[escaped])
+                else:
+                    start = (token.start_pos or 0) + index
+                    self.diagnostics.append(
+                        Diagnostic.of(
+                            "invalid-escape",
+                            f"unknown escape `\\{escaped}` in a string",
+                            ast.Span(start, start + 2),
+                            hints=('the escapes are \\n \\t \\r \\" \\\\ \\{ \\}',),
+                        )
+                    )
+                index += 2
+            elif raw.startswith(("{{", "}}"), index):
+                out.append(char)
+                index += 2
+            else:
+                out.append(char)
+                index += 1
+        return "".join(out)
+
+    def true(self, span: ast.Span, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(True, span=span)
+
+    def false(self, span: ast.Span, children: list[Any]) -> ast.BoolLit:
+        return ast.BoolLit(False, span=span)
+
+    def none(self, span: ast.Span, children: list[Any]) -> ast.NoneLit:
+        return ast.NoneLit(span=span)
+
+    def unit(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
+        return ast.UnitLit(span=span)
+
+    def path(self, span: ast.Span, children: list[Token]) -> tuple[str, ...]:
+        return tuple(str(t) for t in children)
+
+    def name(self, span: ast.Span, children: list[Any]) -> ast.Name:
+        return ast.Name(children[0], span=span)
+
+    def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
+        callee = ast.Name(
+            children[0], span=ast.Span(span.start, span.start + len("::".join(children[0])))
+        )
+        return ast.Call(callee, children[1], span=span)
+
+    def ok(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Ok", children[0] if children else None, span=span)
+
+    def err(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Err", children[0], span=span)
+
+    def some(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
+        return ast.Wrap("Some", children[0], span=span)
+
+    def list_literal(self, span: ast.Span, children: list[Any]) -> ast.ListLit:
+        return ast.ListLit(children[0], span=span)
+
+    def record_literal(self, span: ast.Span, children: list[Any]) -> ast.RecordLit:
+        fields = tuple(_present(children[1:]))
+        return ast.RecordLit(str(children[0]), fields, span=span)
+
+    def field_init(self, span: ast.Span, children: list[Any]) -> ast.FieldInit:
+        name: Token = children[0]
+        value = children[1] if len(children) > 1 and children[1] is not None else None
+        if value is None:
+            value = ast.Name((str(name),), span=token_span(name))
+        return ast.FieldInit(str(name), value, span=span)
+
+    def sql_block(self, span: ast.Span, children: list[Any]) -> ast.SqlBlock:
+        opener: Token = children[0]
+        text_start = opener.end_pos or 0
+        text = self.text[text_start : span.end - 1]
+        first = text_start + len(text) - len(text.lstrip())
+        first_column = first - (self.text.rfind("\n", 0, first) + 1)
+        return ast.SqlBlock(text, text_start, first_column, span=span)
+
+
+def _climb(operands: list[Built], operators: list[Token]) -> ast.Expr:
+    """Precedence climbing over a flat `a op b op c` chain (all operators left-associative).
+    Operands come with their matched spans, so `(a + b) * c` starts at its `(`."""
+    position = 0
+
+    def parse_level(min_precedence: int) -> Built:
+        nonlocal position
+        left = operands[position]
+        while position < len(operators):
+            op = str(operators[position])
+            precedence = ast.BINARY_PRECEDENCE[op]
+            if precedence < min_precedence:
+                break
+            position += 1
+            right = parse_level(precedence + 1)
+            start, end = left[1], right[2]
+            node = ast.Binary(op, left[0], right[0], span=ast.Span(start, end))
+            left = (node, start, end)
+        return left
+
+    climbed: ast.Expr = parse_level(0)[0]
+    return climbed
