@@ -9,10 +9,9 @@ from typing import Any
 from pell import naming
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import SourceFile
+from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY
 from pell.retry import (
-    ERROR_CLASSES,
     ISOLATION_LEVELS,
-    NEVER_RETRY,
     SAVEPOINT_CANNOT_CURE,
     RetryPolicy,
     ScheduledAttempt,

@@ -163,7 +163,7 @@ def test_explain_unknown_fn_is_a_usage_error(capsys: pytest.CaptureFixture[str])
 
 
 def test_retry_guide_prints_the_never_retry_table_from_the_code() -> None:
-    from pell.retry import NEVER_RETRY
+    from pell.oracle_errors import NEVER_RETRY
 
     guide = (Path(__file__).parent.parent / "docs" / "retry.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(-?\d+)` \| (.+?) \| (.+?) \|$", guide, re.MULTILINE)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pell import ast
 from pell.diagnostics import Diagnostic, Note, did_you_mean
-from pell.retry import ERROR_CLASSES, RetryPolicy, policy_from_annotation
+from pell.oracle_errors import ERROR_CLASSES
+from pell.retry import RetryPolicy, policy_from_annotation
 
 FN_ANNOTATIONS = ("retry", "autonomous", "pipelined", "deterministic", "result_cache", "udf")
 ERROR_ANNOTATIONS = ("propagate", "skip", "panic")

@@ -13,9 +13,9 @@ from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
 from pell.codegen.types import plsql_type
+from pell.oracle_errors import NEVER_RETRY, PANIC_RANGE
 from pell.plsql import MARKER_END, MARKER_START, source_marker
 from pell.resources import template_environment
-from pell.retry import NEVER_RETRY, PANIC_RANGE
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,14 +9,8 @@ from typing import TYPE_CHECKING
 from pell import naming, plsql
 from pell.codegen.expressions import quote_text
 from pell.codegen.types import plsql_type
-from pell.retry import (
-    ERROR_CLASSES,
-    ISOLATION_LEVELS,
-    RetryPolicy,
-    format_seconds,
-    schedule,
-    sleep_expression,
-)
+from pell.oracle_errors import ERROR_CLASSES
+from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, schedule, sleep_expression
 
 if TYPE_CHECKING:
     from pell.codegen.subprograms import FnLowerer

@@ -20,7 +20,7 @@ class Failure:
     code: int | None = None  # SQLCODE; None for a Pell error (numbered at build time)
     pell_error: tuple[tuple[str, ...], str] | None = None
     panic: bool = False  # a @panic error, or a code of the panic range
-    never_retry: bool = False  # a code of retry.NEVER_RETRY
+    never_retry: bool = False  # a code of oracle_errors.NEVER_RETRY
     at: Location | None = None  # where it was raised or injected
 
 

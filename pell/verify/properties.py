@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pell.retry import ERROR_CLASSES, RetryPolicy, schedule
+from pell.oracle_errors import ERROR_CLASSES
+from pell.retry import RetryPolicy, schedule
 from pell.verify.model import Effect, Failure
 
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pell import plsql
-from pell.retry import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE, RetryPolicy
+from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE
+from pell.retry import RetryPolicy
 from pell.verify.interpreter import Program, ProgramModule, Run, Violation
 from pell.verify.model import Failure
 
