@@ -378,6 +378,8 @@ def _verify(args: argparse.Namespace) -> int:
     units, file_errors = find_sources(args.files)
     for error in file_errors:
         _report(error)
+    if not units and not file_errors:
+        raise UsageError("no .pell file in the inputs")
     unreadable, failed = bool(file_errors), False
     compiled: list[CompileResult] = []
     for unit in units:
@@ -400,9 +402,12 @@ def _verify(args: argparse.Namespace) -> int:
         compiled.append(replace(result, source=shown))
     with _compiling(units[0].path if units else Path(".")):
         report = verify(compiled)
-    lines = report.summary_lines() or ["no @retry fn, and no fn that calls one, to verify"]
+    lines = report.summary_lines()
+    if not lines and not (failed or unreadable):
+        lines = ["no @retry fn, and no fn that calls one, to verify"]
     lines += [finding.render() for finding in report.findings]
-    _stdout("\n".join(lines) + "\n")
+    if lines:
+        _stdout("\n".join(lines) + "\n")
     return _exit_code(unreadable, failed or report.has_errors)
 
 

@@ -199,12 +199,11 @@ class SetTransaction:
 
 @dataclass(slots=True)
 class Sleep:
-    """The pause between attempts; `max_seconds` is the longest it can be after each failed
-    attempt (index 0: after the first), for the verifier's sleep budget."""
+    """The pause between attempts: `seconds` is an expression of the attempt variable (or the
+    variable that holds it), which the verifier reads for the longest pause it can give."""
 
     procedure: str
     seconds: str
-    max_seconds: tuple[float, ...] = ()
     origin: int = field(default=-1, kw_only=True)
 
 

@@ -115,6 +115,29 @@ def _retry_never_retry_codes(result: CompileResult) -> None:
     ]
 
 
+def _drop_a_retried_class(result: CompileResult) -> None:
+    """(e) settle() retries ORA-00060 but no longer ORA-08177, which its `on` names."""
+    _, attempt = retry_parts(tree(result, "settle"))
+    attempt.handlers[0].exceptions = attempt.handlers[0].exceptions[:1]
+
+
+def _give_up_quietly(result: CompileResult) -> None:
+    """(a) when the attempts run out, place() returns as if it had worked."""
+    _, attempt = retry_parts(tree(result, "place"))
+    for stmt in plsql.walk(attempt.handlers[0].body):
+        if isinstance(stmt, plsql.If) and isinstance(
+            stmt.branches[0].condition, plsql.AttemptsExhausted
+        ):
+            stmt.branches[0].body = [plsql.Exit(origin=stmt.origin)]
+
+
+def _sleep_too_long(result: CompileResult) -> None:
+    """(d) place() sleeps 10 s where its policy says 0.1 s."""
+    for stmt in plsql.walk(tree(result, "place").body):
+        if isinstance(stmt, plsql.Sleep):
+            stmt.seconds = "10"
+
+
 PLANTED: list[tuple[Callable[[CompileResult], None], tuple[str, str], str]] = [
     (_share_savepoint, ("verify-repeated-work", "19:5"), "work of a failed attempt still stands"),
     (_no_rollback_before_raise, ("verify-leaked-work", "19:5"), "its work still stands"),
@@ -125,7 +148,11 @@ PLANTED: list[tuple[Callable[[CompileResult], None], tuple[str, str], str]] = [
         ("verify-repeated-work", "26:5"),
         "work of a failed attempt still stands",
     ),
-    (_one_attempt_too_many, ("verify-attempts", "18:4"), "starts attempt 4; the policy allows 3"),
+    # the extra attempt's sleep is the first thing past the policy
+    (_one_attempt_too_many, ("verify-attempts", "18:4"), "after attempt 3"),
+    (_drop_a_retried_class, ("verify-retried-error", "42:5"), "its policy retries it"),
+    (_give_up_quietly, ("verify-lost-work", "19:5"), "neither retried nor raised"),
+    (_sleep_too_long, ("verify-attempts", "18:4"), "sleeps up to 10 s after attempt 1"),
     (_retry_never_retry_codes, ("verify-retried-error", "19:5"), "which its policy does not retry"),
 ]
 
@@ -211,6 +238,7 @@ def test_verify_prints_schedules_per_fn_and_warnings_do_not_fail(
         "shop.orders::place",
         "shop.orders::reserve",
         "shop.orders::logged",
+        "shop.orders::settle",
     ]
     assert "[verify-repeated-effect]" in out
     assert main(["check", str(SHOP)]) == 0  # check shows the verifier's errors only

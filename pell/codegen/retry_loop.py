@@ -10,7 +10,7 @@ from pell import naming, plsql
 from pell.codegen.expressions import quote_text
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import ERROR_CLASSES
-from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, schedule, sleep_expression
+from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, sleep_expression
 
 if TYPE_CHECKING:
     from pell.codegen.subprograms import FnLowerer
@@ -142,8 +142,7 @@ def lower_retry_loop(lowerer: FnLowerer) -> None:
                         "EXECUTE on DBMS_LOCK."
                     )
                 )
-            longest = tuple(float(row.sleep_max) for row in schedule(policy)[1:])
-            lowerer.emit(plsql.Sleep(procedure, sleep, longest))
+            lowerer.emit(plsql.Sleep(procedure, sleep))
         if policy.observe:
             # DBMS_APPLICATION_INFO keeps 32 bytes of an action.
             label = f"/{policy.attempts} {lowerer.fn.decl.name}"

@@ -15,9 +15,10 @@ from typing import Any
 
 from pell import plsql
 from pell.checker.retry_facts import committing_call
-from pell.retry import RetryPolicy
+from pell.retry import RetryPolicy, schedule
 from pell.verify.model import Effect, Failure, Location, ModelError, Session
 from pell.verify.properties import check_call, check_retry
+from pell.verify.sleep import longest_sleep
 
 # Packages whose work is outside the transaction: no rollback takes it back (docs/verify.md
 # rule 7).
@@ -114,7 +115,9 @@ class Frame:
     counter: int = 0  # what the loop's attempt variable holds
     flags: set[str] = field(default_factory=set)
     handling: list[Failure] = field(default_factory=list)
-    caught: Failure | None = None  # what the attempt's handler caught last
+    caught: Failure | None = None  # what the attempt's handler caught, until the next attempt
+    recovered: bool = False  # it called its `recover` fn
+    assigned: dict[str, str] = field(default_factory=dict)  # variable -> text last assigned
     attempt_block: plsql.Block | None = None
     slept: Decimal = Decimal(0)
     opened_before: bool = False  # a transaction was open when it was called
@@ -232,6 +235,9 @@ class Run:
         name = "::".join(path)
         if target is not None:
             self.site(at, f"call {name}")
+            policy = frame.policy
+            if policy is not None and target[0] is frame.module and target[1].fn == policy.recover:
+                frame.recovered = True
             self.invoke(target[0], target[1], at)
             return
         if len(path) < 2:
@@ -289,8 +295,12 @@ class Run:
     def nothing(self, stmt: plsql.Stmt, frame: Frame) -> None:
         pass
 
-    def with_calls(self, stmt: plsql.Assign | plsql.Exec | plsql.PipeRow, frame: Frame) -> None:
+    def with_calls(self, stmt: plsql.Exec | plsql.PipeRow, frame: Frame) -> None:
         self.run_calls(stmt.calls, frame, self.at(frame, stmt))
+
+    def assign(self, stmt: plsql.Assign, frame: Frame) -> None:
+        self.run_calls(stmt.calls, frame, self.at(frame, stmt))
+        frame.assigned[stmt.target] = stmt.value  # the text, for a sleep that names it
 
     def set_flag(self, stmt: plsql.SetFlag, frame: Frame) -> None:
         if stmt.value:
@@ -377,11 +387,25 @@ class Run:
         self.model(self.session.set_transaction, self.at(frame, stmt))
 
     def sleep(self, stmt: plsql.Sleep, frame: Frame) -> None:
-        longest = stmt.max_seconds
-        index = min(max(frame.counter - 1, 0), len(longest) - 1)
-        seconds = Decimal(str(longest[index])) if longest else Decimal(0)
+        """The longest pause the printed expression gives after failed attempt `counter`,
+        against the longest `pellc explain` promises for it."""
+        at = self.at(frame, stmt)
+        expression = frame.assigned.get(stmt.seconds, stmt.seconds)  # via l_pell_sleep
+        seconds = longest_sleep(expression, frame.counter)
         frame.slept += seconds
-        self.note(f"sleeps up to {seconds} s", self.at(frame, stmt))
+        self.note(f"sleeps up to {seconds} s", at)
+        policy = frame.policy
+        if policy is None:
+            return
+        rows = schedule(policy)
+        promised = rows[frame.counter].sleep_max if frame.counter < len(rows) else Decimal(0)
+        if seconds > promised:
+            self.violation(
+                "verify-attempts",
+                at,
+                f"{frame.subprogram.fn} sleeps up to {seconds} s after attempt {frame.counter}; "
+                f"`pellc explain` promises at most {promised} s",
+            )
 
     def raise_(self, stmt: plsql.Raise, frame: Frame) -> None:
         assert frame.handling, "RAISE; outside a handler"
@@ -513,7 +537,7 @@ def matches(name: plsql.ExceptionName, failure: Failure) -> bool:
 EXECUTORS: dict[type, Callable[[Run, Any, Frame], None]] = {
     plsql.Null: Run.nothing,
     plsql.Comment: Run.nothing,
-    plsql.Assign: Run.with_calls,
+    plsql.Assign: Run.assign,
     plsql.SetFlag: Run.set_flag,
     plsql.CountAttempt: Run.count_attempt,
     plsql.Exec: Run.with_calls,

@@ -31,7 +31,7 @@ def check_retry(run: Run, frame: Frame) -> None:
     (f) what the last one did that no rollback undoes is done again."""
     policy = frame.policy
     assert policy is not None
-    failure = frame.caught
+    failure, frame.caught = frame.caught, None
     if failure is not None and not policy_retries(policy, failure, frame.module.path):
         run.violation(
             "verify-retried-error",
@@ -112,6 +112,15 @@ def check_call(run: Run, frame: Frame, raised: Failure | None) -> None:
             "verify-lost-work",
             at,
             f"{name} undoes its caller's earlier work: {run.effects(lost_caller)}",
+        )
+    if raised is None and frame.caught is not None and not frame.recovered:
+        # The last attempt failed, and the call returned: the error was neither retried, nor
+        # given to `recover`, nor raised. Its work is gone and the caller is not told.
+        run.violation(
+            "verify-lost-work",
+            frame.caught.at or at,
+            f"{name} returned after its attempt failed with {frame.caught.label}: the error "
+            "was neither retried nor raised, and the attempt's work is gone",
         )
     if raised is None:
         expected = [

@@ -31,7 +31,8 @@ class FnVerdict:
 
 
 def failure_kinds(policy: RetryPolicy | None, module: ProgramModule) -> list[Failure]:
-    """One error of each kind the policy tells apart; the first is one it retries."""
+    """One error of each kind the policy tells apart, each one it names; the first is one it
+    retries."""
 
     def oracle(name: str) -> Failure:
         code, text = ERROR_CLASSES[name]
@@ -40,14 +41,14 @@ def failure_kinds(policy: RetryPolicy | None, module: ProgramModule) -> list[Fai
     on = policy.on if policy is not None else ()
     classes = [name for name in on if name in ERROR_CLASSES]
     errors = [name for name in on if name not in ERROR_CLASSES]
-    kinds: list[Failure] = []
-    if classes:
-        kinds.append(oracle(classes[0]))
-    elif errors:
-        kinds.append(
-            Failure(f"{'.'.join(module.path)}.{errors[0]}", pell_error=(module.path, errors[0]))
-        )
-    else:
+    # Every error the policy names is one it retries: each is injected, so a handler that
+    # leaves one of them out is seen. Without `on`, a deadlock stands for all it retries.
+    kinds = [oracle(name) for name in classes]
+    kinds += [
+        Failure(f"{'.'.join(module.path)}.{name}", pell_error=(module.path, name))
+        for name in errors
+    ]
+    if not kinds:
         kinds.append(oracle("deadlock"))
     if on:
         outside = [name for name in ERROR_CLASSES if name not in on]
