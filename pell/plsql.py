@@ -166,6 +166,8 @@ class Sql:
     into: tuple[str, ...] = ()
     binds: tuple[str, ...] = ()
     summary: str = ""  # its first words, as a finding names it: `insert into audit_log`
+    words: tuple[str, ...] = ()  # its tokens, lower case
+    ends_transaction: str | None = None  # how it commits or rolls back, if it does
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -605,3 +607,19 @@ def children(stmt: Stmt) -> list[Stmt]:
     if isinstance(stmt, Block):
         return stmt.body + [s for handler in stmt.handlers for s in handler.body]
     return []
+
+
+def calls_in(stmt: Stmt) -> tuple[tuple[str, ...], ...]:
+    """The calls `stmt` itself makes (not its children's): in its expressions, its head or its
+    conditions."""
+    if isinstance(stmt, Assign | Exec | Return | PipeRow | Loop):
+        return stmt.calls
+    if isinstance(stmt, If):
+        found: tuple[tuple[str, ...], ...] = ()
+        for branch in stmt.branches:
+            if isinstance(branch.condition, Opaque):
+                found += branch.condition.calls
+        return found
+    if isinstance(stmt, ExitWhen) and isinstance(stmt.condition, Opaque):
+        return stmt.condition.calls
+    return ()

@@ -223,6 +223,14 @@ def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None
     return None
 
 
+def ends_transaction(block: ast.SqlBlock) -> str | None:
+    """How a `sql! { }` block ends the transaction (`COMMIT`, `DDL (TRUNCATE)`, `EXECUTE
+    IMMEDIATE of ...`), or None: what the retry checks and the verifier's model both read."""
+    tokens = tokens_of(block)
+    effect = _sql_effect(block, tokens) if tokens else None
+    return effect.what if effect is not None else None
+
+
 def _walk_body(
     body: ast.Block, not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]]
 ) -> tuple[list[Effect], dict[str, ast.Span]]:

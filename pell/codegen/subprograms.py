@@ -11,6 +11,7 @@ from pell import ast, naming, plsql, sqltext
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker.retry_facts import ends_transaction
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.retry_loop import lower_retry_loop
@@ -450,7 +451,7 @@ class FnLowerer(ExpressionLowerer):
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
         else:
-            query = self.at(self.sql_query(chain[0]))
+            query = self.at(self.sql_statement(chain[0]))
             multiline = "\n" in chain[0].text.strip()
             self.emit(plsql.CursorLoop(variable, query, self.loop_body(stmt.body), multiline))
 
@@ -594,7 +595,7 @@ class FnLowerer(ExpressionLowerer):
             suffix = suffix.lstrip()
         return text + suffix
 
-    def sql_query(
+    def sql_statement(
         self,
         block: ast.SqlBlock,
         into: list[str] | None = None,
@@ -606,20 +607,16 @@ class FnLowerer(ExpressionLowerer):
             suffix = " INTO " + ", ".join(returning)
         text = self.sql_text(block, into, bulk, suffix)
         tokens = sqltext.analyse(block.text).tokens  # cached; comments are not tokens
-        verb = tokens[0].text.lower() if tokens else ""
-        binds = tuple(replacement for _, replacement in self.analysis.binds[id(block)])
-        summary = " ".join(token.text for token in tokens[:3])
-        return plsql.Sql(text, verb, tuple(into or returning or ()), binds, summary)
-
-    def sql_statement(
-        self,
-        block: ast.SqlBlock,
-        into: list[str] | None = None,
-        bulk: bool = False,
-        suffix: str = "",
-        returning: list[str] | None = None,
-    ) -> plsql.Sql:
-        return self.sql_query(block, into, bulk, suffix, returning)
+        words = tuple(token.text.lower() for token in tokens)
+        return plsql.Sql(
+            text,
+            verb=words[0] if words else "",
+            into=tuple(into or returning or ()),
+            binds=tuple(replacement for _, replacement in self.analysis.binds[id(block)]),
+            summary=" ".join(token.text for token in tokens[:3]),
+            words=words,
+            ends_transaction=ends_transaction(block),
+        )
 
 
 # One entry per class of ast.Stmt (a test checks that it covers the union).

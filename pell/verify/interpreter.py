@@ -40,7 +40,6 @@ SESSION_ONLY = frozenset(
     }
 )
 DML_VERBS = frozenset({"insert", "update", "delete", "merge"})
-DDL_VERBS = frozenset({"create", "alter", "drop", "truncate", "grant", "revoke", "rename"})
 MAX_CALL_DEPTH = 12  # deeper calls (recursion) are taken as doing nothing
 
 
@@ -319,24 +318,24 @@ class Run:
 
     def sql(self, stmt: plsql.Sql, frame: Frame) -> None:
         at = self.at(frame, stmt)
-        words = stmt.text.lower().replace("(", " ").replace(")", " ").split()
-        verb = stmt.verb
-        if verb in ("commit", "rollback", "savepoint"):
-            self.transaction_sql(verb, words, at)
+        words = list(stmt.words)
+        if stmt.verb in ("commit", "rollback", "savepoint"):
+            self.transaction_sql(stmt.verb, words, at)
             return
-        self.site(at, f"{verb} statement")
-        if verb in DDL_VERBS:
-            # DDL commits before and after [7].
-            done = self.session.commit()
-            self.note(f"DDL commits: {self.effects(done)}", at)
-            return
-        if any(word.endswith(".nextval") or word == "nextval" for word in words):
+        self.site(at, f"{stmt.verb} statement")
+        if "nextval" in words:
             self.effect("a sequence value", at, False)
-        if verb in DML_VERBS or verb in ("begin", "declare", "call"):
-            self.effect(stmt.summary or verb, at, True)
-        if verb in ("begin", "declare") and "commit" in words:
-            done = self.session.commit()
-            self.note(f"the block commits: {self.effects(done)}", at)
+        if stmt.verb in DML_VERBS or stmt.verb in ("begin", "declare", "call"):
+            self.effect(stmt.summary or stmt.verb, at, True)
+        if stmt.ends_transaction is not None:
+            # DDL commits before and after [7]; so does a COMMIT in a PL/SQL block.
+            ended = stmt.ends_transaction
+            if "ROLLBACK" in ended:
+                undone = self.session.rollback()
+                self.undone_by_sql.update(e.serial for e in undone)
+                self.note(f"{ended} undoes {self.effects(undone)}", at)
+            else:
+                self.note(f"{ended} commits {self.effects(self.session.commit())}", at)
 
     def transaction_sql(self, verb: str, words: list[str], at: Location) -> None:
         if verb == "commit":

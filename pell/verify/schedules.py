@@ -161,16 +161,7 @@ def calls_of(subprogram: plsql.Subprogram) -> list[tuple[str, ...]]:
     for declaration in subprogram.declarations:
         if isinstance(declaration, plsql.LocalProcedure):
             statements += plsql.walk(declaration.body)
-    found: list[tuple[str, ...]] = []
-    for stmt in statements:
-        if isinstance(stmt, plsql.Assign | plsql.Exec | plsql.Return | plsql.PipeRow | plsql.Loop):
-            found += stmt.calls
-        if isinstance(stmt, plsql.If):
-            for branch in stmt.branches:
-                if isinstance(branch.condition, plsql.Opaque):
-                    found += branch.condition.calls
-        elif isinstance(stmt, plsql.ExitWhen) and isinstance(stmt.condition, plsql.Opaque):
-            found += stmt.condition.calls
+    found = [call for stmt in statements for call in plsql.calls_in(stmt)]
     if subprogram.retry is not None and subprogram.retry.recover is not None:
         found.append((subprogram.retry.recover,))
     return found
