@@ -26,6 +26,7 @@ from pell.naming import TARGETS
 
 if TYPE_CHECKING:
     from pell.checker import CheckedModule
+    from pell.checker.imports import ModuleIndex
 
 __version__ = "0.1.0"
 
@@ -48,15 +49,24 @@ def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     return parse_text(text)
 
 
-def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list[Diagnostic]]:
-    """AST -> checked module and every diagnostic the checker finds (for an Oracle target)."""
+def check(
+    module: ast.Module, target: str = "23ai", index: ModuleIndex | None = None
+) -> tuple[CheckedModule, list[Diagnostic]]:
+    """AST -> checked module and every diagnostic the checker finds (for an Oracle target).
+    `index` holds the modules it may import (default: pellc's stubs of Oracle packages)."""
     from pell.checker import check as check_module
 
-    return check_module(module, target)
+    return check_module(module, target, index)
 
 
-def compile_source(text: str, filename: str = "<source>", target: str = "23ai") -> CompileResult:
-    """Compile Pell source text; `filename` is what the output header and diagnostics show."""
+def compile_source(
+    text: str,
+    filename: str = "<source>",
+    target: str = "23ai",
+    index: ModuleIndex | None = None,
+) -> CompileResult:
+    """Compile Pell source text; `filename` is what the output header and diagnostics show.
+    `index` holds the other modules of its project (`pell.project`)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     # The compiler makes millions of short-lived acyclic objects: the cycle collector only
@@ -68,7 +78,7 @@ def compile_source(text: str, filename: str = "<source>", target: str = "23ai") 
     sys.setrecursionlimit(max(recursion_limit, 20 * MAX_NESTING + 1000))
     suggestions = suggestions_left.set(SUGGESTIONS_PER_COMPILE)
     try:
-        return compiler.compile(text, filename, target, __version__)
+        return compiler.compile(text, filename, target, __version__, index)
     finally:
         suggestions_left.reset(suggestions)
         sys.setrecursionlimit(recursion_limit)

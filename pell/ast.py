@@ -345,6 +345,7 @@ class Param(Node):
     name: str
     mode: Literal["in", "out", "inout"]
     type: TypeRef
+    default: Expr | None = None  # `name: T = value`: the argument may be left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,6 +358,7 @@ class Fn(Node):
     public: bool
     annotations: tuple[Annotation, ...]
     name_span: Span = field(repr=False, compare=False)
+    has_body: bool = True  # False: `fn f(...);`, a signature only (stub modules)
 
 
 Item = Record | ErrorDecl | Enum | Fn
@@ -372,6 +374,14 @@ class Module(Node):
     path: tuple[str, ...]
     imports: tuple[Import, ...]
     items: tuple[Item, ...]
+    annotations: tuple[Annotation, ...] = ()  # before `module`: `@stub`, `@package("name")`
+
+    def annotation(self, name: str) -> Annotation | None:
+        return next((a for a in self.annotations if a.name == name), None)
+
+    @property
+    def is_stub(self) -> bool:
+        return self.annotation("stub") is not None
 
     @property
     def dotted_name(self) -> str:

@@ -203,13 +203,18 @@ class AstBuilder:
     # -- module and items
 
     def start(self, span: ast.Span, children: list[Any]) -> ast.Module:
-        path, span = children[0]
+        path, annotations, span = children[0]
         imports = tuple(c for c in children[1:] if isinstance(c, ast.Import))
         items = tuple(c for c in children[1:] if not isinstance(c, ast.Import))
-        return ast.Module(path, imports, items, span=ast.Span(span.start, len(self.text)))
+        return ast.Module(
+            path, imports, items, annotations, span=ast.Span(span.start, len(self.text))
+        )
 
-    def module_decl(self, span: ast.Span, children: list[Any]) -> tuple[tuple[str, ...], ast.Span]:
-        return children[0], span
+    def module_decl(
+        self, span: ast.Span, children: list[Any]
+    ) -> tuple[tuple[str, ...], tuple[ast.Annotation, ...], ast.Span]:
+        annotations = tuple(c for c in children if isinstance(c, ast.Annotation))
+        return children[-1], annotations, span
 
     def module_path(self, span: ast.Span, children: list[Token]) -> tuple[str, ...]:
         return tuple(str(t) for t in children)
@@ -232,6 +237,7 @@ class AstBuilder:
                 annotations,
                 span=span,
                 name_span=body.name_span,
+                has_body=body.has_body,
             )
         if isinstance(body, ast.Record):
             return ast.Record(body.name, body.fields, public, annotations, span=span)
@@ -278,18 +284,19 @@ class AstBuilder:
         name: Token = children[0]
         params = tuple(c for c in children if isinstance(c, ast.Param))
         return_type = next((c.type for c in children if isinstance(c, _ReturnType)), None)
-        body = next(c for c in children if isinstance(c, ast.Block))
+        body = next((c for c in children if isinstance(c, ast.Block)), None)
         finally_body = next((c.block for c in children if isinstance(c, _FinallyClause)), None)
         return ast.Fn(
             str(name),
             params,
             return_type,
-            body,
+            body or ast.Block((), span=ast.Span(span.end, span.end)),
             finally_body,
             False,
             (),
             span=span,
             name_span=token_span(name),
+            has_body=body is not None,
         )
 
     def return_type(self, span: ast.Span, children: list[Any]) -> _ReturnType:
@@ -306,12 +313,13 @@ class AstBuilder:
             children = children[1:]
         elif children[0] is None:
             children = children[1:]
-        return ast.Param(str(children[0]), mode, children[1], span=span)
+        default = children[2] if len(children) > 2 else None
+        return ast.Param(str(children[0]), mode, children[1], default, span=span)
 
     # -- types
 
     def named_type(self, span: ast.Span, children: list[Any]) -> ast.NamedType:
-        name = str(children[0])
+        name = "::".join(str(c) for c in children if isinstance(c, Token) and c.type == "NAME")
         args: tuple[ast.TypeArg, ...] = ()
         optional = False
         for child in children[1:]:
@@ -517,7 +525,7 @@ class AstBuilder:
 
     def record_literal(self, span: ast.Span, children: list[Any]) -> ast.RecordLit:
         fields = tuple(_present(children[1:]))
-        return ast.RecordLit(str(children[0]), fields, span=span)
+        return ast.RecordLit("::".join(children[0]), fields, span=span)
 
     def field_init(self, span: ast.Span, children: list[Any]) -> ast.FieldInit:
         name: Token = children[0]

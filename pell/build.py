@@ -19,6 +19,7 @@ from pell.ast import ErrorDecl, Module
 from pell.checker.retry_facts import ModuleFacts
 from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
+from pell.project import Project, ProjectFile, project_file
 from pell.runtime import (
     describe_clash,
     error_category,
@@ -117,6 +118,43 @@ def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]
             found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
         units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
     return units, errors
+
+
+def project_of(inputs: list[Path]) -> Project:
+    """The project a command's inputs make: the trees given, or for files named one by one,
+    `single_file_project`."""
+    if not any(path.is_dir() for path in inputs):
+        return single_file_project(inputs)
+    units, _ = find_sources(inputs)
+    return Project(_readable([unit.path for unit in units]))
+
+
+def _readable(paths: list[Path]) -> list[ProjectFile]:
+    files = []
+    for path in paths:
+        try:
+            text, _ = decode_source(read_source(path), path.name)
+        except FileError:
+            continue
+        if text is not None:
+            files.append(project_file(path, text))
+    return files
+
+
+def single_file_project(paths: list[Path]) -> Project:
+    """The project of files named one by one: every `.pell` under the directory whose
+    `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is nearest above the first file,
+    with the files themselves; without one, the files alone. A file that cannot be read or is
+    not UTF-8 is left out here: its own command reports it."""
+    from pell.project import find_config
+
+    config = find_config(paths[0].parent if paths else Path("."))
+    units, _ = find_sources([config.root]) if config.root is not None else ([], [])
+    found = {unit.path.absolute(): unit.path for unit in units}
+    for path in paths:
+        found[path.absolute()] = path  # as the command names it
+    files = _readable([found[resolved] for resolved in sorted(found)])
+    return Project(files, is_project=config.root is not None or len(paths) > 1)
 
 
 @dataclass(slots=True)
@@ -262,26 +300,37 @@ def build_tree(
     # calls into other modules can still fail a module that compiled on its own.
     pending: list[tuple[ModuleOutcome, CompileResult, dict[str, object]]] = []
     facts: list[tuple[ModuleOutcome, ModuleFacts]] = []
-    for index, unit in enumerate(units, start=1):
+    # Every source is read first: the modules are one project, each may import the others.
+    texts: dict[Path, tuple[str | None, CompileResult | None]] = {}
+    for unit in units:
+        try:
+            texts[unit.path] = decode_source(read_source(unit.path), unit.path.name)
+        except FileError as error:
+            result.file_errors.append(error)
+            texts[unit.path] = (None, None)
+    project = Project.of(
+        [project_file(u.path, text, u.path.name) for u in units if (text := texts[u.path][0])]
+    )
+    for number, unit in enumerate(units, start=1):
         if progress is not None:
-            progress(index, len(units), unit)
+            progress(number, len(units), unit)
         key = unit.output.as_posix()
         output = out_dir / unit.output
         ref = _source_ref(unit.path, out_dir)
         old = old_entries.get(key)
-        compiled: CompileResult | None = None  # for an undecodable file, its diagnostic
         source_hash = ""
-        try:
-            text, compiled = decode_source(read_source(unit.path), unit.path.name)
-        except FileError as error:
-            result.file_errors.append(error)
-            text = None
+        # for an undecodable file, `compiled` holds its diagnostic
+        text, compiled = texts[unit.path]
         if text is not None:
             source_hash = sha256(text)
+            depends = project.dependencies_hash(unit.path)
+            duplicate = project.duplicate_of(unit.path)
             if (
                 not check_only
+                and duplicate is None
                 and isinstance(old, dict)
                 and old.get("source") == source_hash
+                and old.get("depends") == depends
                 and (cached_facts := _cached_facts(old)) is not None
                 and old.get("output") == _file_hash(output)
                 and (not source_maps or (out_dir / f"{key}.map.json").exists())
@@ -292,12 +341,17 @@ def build_tree(
                 result.outcomes.append(outcome)
                 facts.append((outcome, cached_facts))
                 continue
-            compiled = compile_source(text, unit.path.name, target)
+            compiled = compile_source(text, unit.path.name, target, project.index)
+            if duplicate is not None:
+                compiled = compiled.failed_with(duplicate)
         outcome = ModuleOutcome(unit, "failed")
         if compiled is not None:
             outcome.source, outcome.diagnostics = compiled.source, compiled.diagnostics
         result.outcomes.append(outcome)
         module = compiled.module if compiled is not None else None
+        if compiled is not None and module is not None and module.is_stub and compiled.ok_stub:
+            outcome.status = "stub"  # checked; an Oracle package is not generated
+            continue
         if compiled is None or compiled.sql is None or module is None:
             if isinstance(old, dict):  # keep what the last good build knew
                 entries[key] = {**old, "path": ref}
@@ -311,6 +365,7 @@ def build_tree(
             "module": module.dotted_name,
             "errors": errors,
             "path": ref,
+            "depends": depends,
         }
         if compiled.retry_facts is not None:
             entry["retry_facts"] = compiled.retry_facts.to_json()

@@ -9,11 +9,13 @@ import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pell.build import BuildResult
+    from pell.project import Project
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose pipe was closed
@@ -151,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
         help="report diagnostics only",
         description="Report diagnostics; write nothing.",
     )
-    check.add_argument("files", nargs="+", metavar="FILE", type=Path)
+    check.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
     check.add_argument(
         "--no-verify",
         action="store_true",
@@ -224,8 +226,9 @@ def _compiling(path: Path) -> Iterator[None]:
         raise InternalError(path, error) from error
 
 
-def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
-    """Compile one file, print its diagnostics; the SQL, or None when it has errors."""
+def _compile_file(path: Path, target: str, pretty: bool, project: Project) -> str | None:
+    """Compile one file of `project`, print its diagnostics; the SQL, or None when it has
+    errors (or is a stub, which generates nothing)."""
     from pell import compile_source
     from pell.diagnostics import SourceFile, render_all
 
@@ -233,14 +236,17 @@ def _compile_file(path: Path, target: str, pretty: bool) -> str | None:
     if text is None:
         return None
     with _compiling(path):
-        result = compile_source(text, path.name, target)
+        result = compile_source(text, path.name, target, project.index)
+        duplicate = project.duplicate_of(path)
+        if duplicate is not None:
+            result = result.failed_with(duplicate)
     shown = SourceFile(str(path), text)
     sys.stderr.write(render_all(result.diagnostics, shown, pretty))
     return result.sql
 
 
 def _build(args: argparse.Namespace) -> int:
-    from pell.build import FileError, write_atomically
+    from pell.build import FileError, project_of, write_atomically
 
     files: list[Path] = args.files
     if len(files) > 1 and args.output is not None:
@@ -250,9 +256,10 @@ def _build(args: argparse.Namespace) -> int:
             raise UsageError("directory builds, --check and --map need -d OUTDIR")
         return _build_tree(args)
     failed = unreadable = False
+    project = project_of(files)
     for path in files:
         try:
-            sql = _compile_file(path, args.target, args.pretty)
+            sql = _compile_file(path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
@@ -322,17 +329,24 @@ def _build_tree(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from pell import CompileResult, compile_source
-    from pell.build import FileError
+    from pell.build import FileError, SourceUnit, find_sources, project_of
     from pell.checker.retry_safety import project_findings
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
     from pell.verify import verify
 
-    failed = unreadable = False
+    # a directory named `x.pell` is a file argument that cannot be read, as for `build`
+    trees = [p for p in args.files if p.is_dir() and p.suffix != ".pell"]
+    units, file_errors = find_sources(trees)
+    units += [SourceUnit(p, p) for p in args.files if p not in trees]
+    for problem in file_errors:
+        _report(problem)
+    if not units and not file_errors:
+        raise UsageError("no .pell file in the inputs")
+    failed, unreadable = False, bool(file_errors)
+    project = project_of(args.files)
     compiled: list[tuple[Path, str, CompileResult]] = []
-    for path in args.files:
+    for path in (unit.path for unit in units):
         try:
             text = _read_source(path, args.pretty)
         except FileError as error:
@@ -343,9 +357,26 @@ def _check(args: argparse.Namespace) -> int:
             failed = True
             continue
         with _compiling(path):
-            compiled.append((path, text, compile_source(text, path.name, args.target)))
-    # The files checked together are one build: the retry checks follow calls between them.
+            result = compile_source(text, path.name, args.target, project.index)
+            duplicate = project.duplicate_of(path)
+            if duplicate is not None:
+                result = result.failed_with(duplicate)
+            compiled.append((path, text, result))
+    # The files checked together are one build, with the project modules they import: the
+    # retry checks follow calls between them.
     facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
+    checked = {path.absolute() for path, _, _ in compiled}
+    imported = {
+        file.path.absolute(): file
+        for path, _, _ in compiled
+        for file in project.imported_files(path)
+        if file.path.absolute() not in checked
+    }
+    for file in imported.values():
+        with _compiling(file.path):
+            quiet = compile_source(file.source.text, file.path.name, args.target, project.index)
+        if quiet.retry_facts is not None:
+            facts.append(quiet.retry_facts)
     across = project_findings(facts) if len(facts) > 1 else {}
     for path, text, result in compiled:
         diagnostics = list(result.diagnostics)
@@ -357,7 +388,9 @@ def _check(args: argparse.Namespace) -> int:
         # The verifier's errors only: its warnings repeat side-effect-in-retry with a schedule,
         # which `pellc verify` prints.
         shown = [
-            replace(result, source=SourceFile(str(path), text)) for path, text, result in compiled
+            replace(result, source=SourceFile(str(path), text))
+            for path, text, result in compiled
+            if result.lowered is not None  # a stub generates nothing to verify
         ]
         with _compiling(args.files[0]):
             report = verify(shown)
@@ -368,10 +401,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from pell import CompileResult, compile_source
-    from pell.build import FileError, find_sources
+    from pell.build import FileError, find_sources, project_of
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.verify import verify
 
@@ -381,6 +412,7 @@ def _verify(args: argparse.Namespace) -> int:
     if not units and not file_errors:
         raise UsageError("no .pell file in the inputs")
     unreadable, failed = bool(file_errors), False
+    project = project_of(args.files)
     compiled: list[CompileResult] = []
     for unit in units:
         try:
@@ -393,8 +425,13 @@ def _verify(args: argparse.Namespace) -> int:
             failed = True
             continue
         with _compiling(unit.path):
-            result = compile_source(text, unit.path.name, args.target)
+            result = compile_source(text, unit.path.name, args.target, project.index)
+            duplicate = project.duplicate_of(unit.path)
+            if duplicate is not None:
+                result = result.failed_with(duplicate)
         shown = SourceFile(str(unit.path), text)
+        if result.ok_stub:
+            continue  # an Oracle package's signatures: nothing to verify
         if has_errors(list(result.diagnostics)):
             sys.stderr.write(render_all(list(result.diagnostics), shown, args.pretty))
             failed = True
@@ -490,6 +527,7 @@ def _runtime(args: argparse.Namespace) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     from pell import check, parse
+    from pell.build import project_of
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.explain import explain, render_json, render_text
 
@@ -501,7 +539,7 @@ def _explain(args: argparse.Namespace) -> int:
     with _compiling(path):
         module, diagnostics = parse(text)
         if module is not None:
-            checked, more = check(module, args.target)
+            checked, more = check(module, args.target, project_of([path]).index)
             diagnostics += more
     if module is None or has_errors(diagnostics):
         sys.stderr.write(render_all(diagnostics, source, args.pretty))

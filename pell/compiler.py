@@ -15,6 +15,7 @@ from pell import ast
 from pell.diagnostics import Diagnostic, SourceFile, has_errors
 
 if TYPE_CHECKING:
+    from pell.checker.imports import ModuleIndex
     from pell.checker.retry_facts import ModuleFacts
     from pell.codegen import LoweredModule
 
@@ -43,10 +44,27 @@ class CompileResult:
     def ok(self) -> bool:
         return self.sql is not None
 
+    def failed_with(self, error: Diagnostic) -> CompileResult:
+        """This result with one more error (found beyond the file): no output, nothing to
+        join into project-wide checks."""
+        return CompileResult(self.source, None, (*self.diagnostics, error), self.module)
 
-def compile(text: str, filename: str, target: str, version: str) -> CompileResult:
+    @property
+    def ok_stub(self) -> bool:
+        """A `@stub` module without errors: checked, and nothing generated for it."""
+        return (
+            self.sql is None
+            and self.module is not None
+            and self.module.is_stub
+            and not any(d.is_error for d in self.diagnostics)
+        )
+
+
+def compile(
+    text: str, filename: str, target: str, version: str, index: ModuleIndex | None = None
+) -> CompileResult:
     """Source text -> PL/SQL: read, parse, check, lower, print; no SQL when any stage found
-    errors."""
+    errors. `index` holds the modules it may import (default: pellc's stubs only)."""
     from pell.checker import check
     from pell.codegen import header, lower, print_module
     from pell.syntax import parse
@@ -63,7 +81,11 @@ def compile(text: str, filename: str, target: str, version: str) -> CompileResul
     if too_deep:
         return CompileResult(source, None, tuple(diagnostics + too_deep), module)
     # A module parsed with recovered syntax errors is checked too: every error of a file
-    checked, check_diagnostics = check(module, target)
+    if module.is_stub:
+        # a stub declares an Oracle package: it is checked, and nothing is generated for it
+        checked, check_diagnostics = check(module, target, index)
+        return CompileResult(source, None, tuple(diagnostics + check_diagnostics), module)
+    checked, check_diagnostics = check(module, target, index)
     diagnostics += check_diagnostics
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module)

@@ -72,14 +72,15 @@ def record_type_name(name: str) -> str:
 
 
 def list_type_name(element: str) -> str:
-    """`list<Order>` -> `t_order_list`, `list<number>` -> `t_number_list`."""
-    return f"t_{element.lower()}_list"
+    """`list<Order>` -> `t_order_list`, `list<number>` -> `t_number_list`, `list<a::R>` ->
+    `t_a_r_list`."""
+    return f"t_{element.replace('::', '_').lower()}_list"
 
 
 def row_type_names(module_path: tuple[str, ...], element: str) -> tuple[str, str]:
     """Schema-level types of a @pipelined fn's rows: (`[schema.]pkg_order_row`, `..._rows`)."""
     schema, package = package_name(module_path)
-    base = f"{schema + '.' if schema else ''}{package}_{element.lower()}"
+    base = f"{schema + '.' if schema else ''}{package}_{element.replace('::', '_').lower()}"
     return f"{base}_row", f"{base}_rows"
 
 
@@ -121,8 +122,9 @@ def package_name(module_path: tuple[str, ...]) -> tuple[str | None, str]:
 
 
 def temporary_name(slug: str) -> str:
-    """A temporary of one type (`l_pell_number_list`), before `unique` numbers it."""
-    return f"l_pell_{slug}"
+    """A temporary of one type (`l_pell_number_list`, `l_pell_accounts_account` for another
+    module's record), before `unique` numbers it."""
+    return f"l_pell_{slug.replace('::', '_')}"
 
 
 def error_class_exception(error_class: str) -> str:

@@ -22,6 +22,10 @@ TESTED_ELSEWHERE = {
     "verify-attempts": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
     "verify-retried-error": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
     "verify-repeated-effect": "test_verify.py::test_the_lowered_trees_have_no_violation",
+    # a project's codes need several files
+    "duplicate-module": "test_projects.py::test_two_files_declaring_one_module_are_an_error_at_both",
+    "unknown-module": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",
+    "private": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",
 }
 
 

@@ -13,8 +13,10 @@ from pell.checker.annotations import (
     check_retry_targets,
 )
 from pell.checker.bodies import check_fn_body
-from pell.checker.model import CheckedModule, FnInfo, ParamInfo, RecordInfo
+from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety
+from pell.checker.stubs import check_module_annotations, check_stub_items
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 from pell.naming import TRANSACTION_OPEN, exception_name
 
@@ -30,16 +32,70 @@ class TypeResolver:
         errors: set[str],
         diagnostics: list[Diagnostic],
         enums: frozenset[str] = frozenset(),
+        imports: Imports | None = None,
     ) -> None:
         self.records = records
         self.enums = enums
         self.errors = errors
         self.diagnostics = diagnostics
+        self.imports = imports or Imports()
+
+    def foreign_item(
+        self, written: str, span: ast.Span, what: str
+    ) -> tuple[Foreign, ast.Item] | None:
+        """`alias::Name`: the module and its item, or None after a diagnostic."""
+        alias, _, name = written.partition("::")
+        foreign = self.imports.find(alias)
+        if foreign is None:
+            hints: tuple[str, ...] = ()
+            if alias in self.imports.unchecked:
+                message = (
+                    f"no module `{alias}` is known here, so `{written}` is unknown (an Oracle "
+                    "package without a stub has no types)"
+                )
+                hints = (
+                    "compile the project's directory, or mark its root with `[tool.pellc]` in "
+                    "pyproject.toml (or a pell.toml) so a single file finds its modules",
+                )
+            else:
+                message = f"`{alias}` is not imported"
+            self.diagnostics.append(Diagnostic.of("unknown-type", message, span, hints=hints))
+            return None
+        item = foreign.item(name)
+        if item is None or "::" in name:
+            names = [i.name for i in foreign.module.items if i.public or foreign.is_stub]
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "unknown-type",
+                    f"module `{foreign.module.dotted_name}` declares no {what} `{name}`"
+                    f"{did_you_mean(name, names)}",
+                    span,
+                )
+            )
+            return None
+        if not (item.public or foreign.is_stub):
+            self.diagnostics.append(private_item(foreign, item, span))
+            return None
+        return foreign, item
 
     def resolve(self, ref: ast.TypeRef) -> t.Type:
         if isinstance(ref, ast.UnitType):
             return t.UNIT
         name = ref.name
+        if "::" in name:
+            found = self.foreign_item(name, ref.span, "type")
+            if found is None:
+                return t.UNKNOWN
+            self._no_args(ref)
+            foreign, item = found
+            if isinstance(item, ast.Record):
+                return foreign.record_type(item.name)
+            if isinstance(item, ast.Enum):
+                return t.TEXT
+            self.diagnostics.append(
+                Diagnostic.of("unknown-type", f"`{name}` is not a record or an enum", ref.span)
+            )
+            return t.UNKNOWN
         if name in t.SCALARS:
             self._no_args(ref)
             return t.Scalar(name)
@@ -93,6 +149,16 @@ class TypeResolver:
         for alternative in ref.args[1].alternatives:
             if isinstance(alternative, ast.NamedType) and alternative.name in self.errors:
                 errors.append(alternative.name)
+            elif isinstance(alternative, ast.NamedType) and "::" in alternative.name:
+                found = self.foreign_item(alternative.name, alternative.span, "error")
+                if found is not None and isinstance(found[1], ast.ErrorDecl):
+                    errors.append(alternative.name)
+                elif found is not None:
+                    self.diagnostics.append(
+                        Diagnostic.of(
+                            "unknown-type", f"`{alternative.name}` is not an error", alternative.span
+                        )
+                    )
             else:
                 shown = alternative.name if isinstance(alternative, ast.NamedType) else "()"
                 self.diagnostics.append(
@@ -136,6 +202,16 @@ class TypeResolver:
                     "type-mismatch", f"`{ref.name}` takes no type arguments", ref.args[0].span
                 )
             )
+
+
+def private_item(foreign: Foreign, item: ast.Item, span: ast.Span) -> Diagnostic:
+    kind = type(item).__name__.lower().replace("errordecl", "error")
+    return Diagnostic.of(
+        "private",
+        f"{kind} `{item.name}` of module `{foreign.module.dotted_name}` is not `pub`",
+        span,
+        hints=(f"mark it `pub {'fn' if kind == 'fn' else kind} {item.name}` to use it here",),
+    )
 
 
 def twice(name: str, first: str) -> str:
@@ -313,14 +389,52 @@ def check_identifier_lengths(
             )
 
 
-def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list[Diagnostic]]:
-    """Check a parsed module for a target; every problem is returned, not only the first."""
+def check(
+    module: ast.Module, target: str = "23ai", index: ModuleIndex | None = None
+) -> tuple[CheckedModule, list[Diagnostic]]:
+    """Check a parsed module for a target; every problem is returned, not only the first.
+    `index` holds the modules it may import (the project's, and the stubs)."""
+    if index is None:
+        from pell.project import stub_index
+
+        index = stub_index()
     diagnostics: list[Diagnostic] = []
+    checked, resolver = _declare(module, index, diagnostics)
+    for info in checked.fns.values():
+        if info.retry is not None and info.retry_annotation is not None:
+            check_retry_targets(
+                info.decl, info.retry, info.retry_annotation, checked.errors, diagnostics
+            )
+            if info.retry.recover is not None:
+                _check_recover(info, checked.fns, diagnostics)
+    for name, info in checked.fns.items():
+        if info.decl.has_body and not module.is_stub:
+            checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics, target)
+        else:  # a signature alone (a stub's) has nothing to check
+            checked.analyses[name] = FnAnalysis()
+    check_identifier_lengths(checked, target, diagnostics)
+    facts = check_retry_safety(checked, diagnostics)
+    return dataclasses.replace(checked, retry_facts=facts), diagnostics
+
+
+def declare(module: ast.Module, index: ModuleIndex | None) -> CheckedModule:
+    """What a module declares (records with their field types, fn signatures, errors, enums),
+    without checking its bodies: what other modules see of it."""
+    return _declare(module, index, [])[0]
+
+
+def _declare(
+    module: ast.Module, index: ModuleIndex | None, diagnostics: list[Diagnostic]
+) -> tuple[CheckedModule, TypeResolver]:
     _check_names(module, diagnostics)
+    check_module_annotations(module, diagnostics)
+    check_stub_items(module, diagnostics)
+    imports, problems = resolve_imports(module, index)
+    diagnostics += [Diagnostic.of(code, message, span) for code, span, message in problems]
     record_decls = {i.name: i for i in module.items if isinstance(i, ast.Record)}
     error_decls = {i.name: i for i in module.items if isinstance(i, ast.ErrorDecl)}
     enum_names = frozenset(i.name for i in module.items if isinstance(i, ast.Enum))
-    resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics, enum_names)
+    resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics, enum_names, imports)
 
     records: dict[str, RecordInfo] = {}
     for record in record_decls.values():
@@ -401,7 +515,19 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
     for item in module.items:
         if not isinstance(item, ast.Fn) or item.name in fns:
             continue
-        policy, retry_annotation = check_fn_annotations(item, diagnostics)
+        if module.is_stub:
+            policy, retry_annotation = None, None  # its marks: check_stub_items
+        else:
+            policy, retry_annotation = check_fn_annotations(item, diagnostics)
+            for param in item.params:
+                if param.default is not None:
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "unsupported",
+                            "default values of parameters are declared in stubs only, for now",
+                            param.default.span,
+                        )
+                    )
         params = tuple(ParamInfo(p, resolver.resolve(p.type)) for p in item.params)
         if item.return_type is None:
             returns: t.Type = t.UNIT
@@ -412,21 +538,8 @@ def check(module: ast.Module, target: str = "23ai") -> tuple[CheckedModule, list
             item, params, returns, errors, policy, retry_annotation, module.path
         )
 
-    for info in fns.values():
-        if info.retry is not None and info.retry_annotation is not None:
-            check_retry_targets(
-                info.decl, info.retry, info.retry_annotation, error_decls, diagnostics
-            )
-            if info.retry.recover is not None:
-                _check_recover(info, fns, diagnostics)
-
-    imports = frozenset(imp.path[-1] for imp in module.imports)
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
-    for name, info in fns.items():
-        checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics, target)
-    check_identifier_lengths(checked, target, diagnostics)
-    facts = check_retry_safety(checked, diagnostics)
-    return dataclasses.replace(checked, retry_facts=facts), diagnostics
+    return checked, resolver
 
 
 def _check_record_cycles(records: dict[str, RecordInfo], diagnostics: list[Diagnostic]) -> None:

@@ -102,7 +102,7 @@ class BodyChecker(ExpressionChecker):
             return
         element = returns.element
         fields = (
-            self.module.records[element.name].fields.values()
+            self.module.record_info(element).fields.values()
             if isinstance(element, t.RecordType)
             else [element]
         )

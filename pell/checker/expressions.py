@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
+from pell.checker import builtins
 from pell.checker import types as t
 from pell.checker.methods import LIST_METHODS, TEXT_METHODS, spoken_list
-from pell.checker.model import Symbol
+from pell.checker.model import FnInfo, Symbol
 from pell.checker.sql_typing import SqlChecker, sql_chain
 from pell.diagnostics import Note, did_you_mean, quoted_with_article
 
@@ -24,6 +25,8 @@ class ExpressionChecker(SqlChecker):
     """Types the expressions of one fn body, recording each type (and each name's symbol) in
     the FnAnalysis."""
 
+    as_statement = False  # the expression being typed is a statement of its own
+
     def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
         if isinstance(expr, ast.Propagate):
             type_ = self.expr(expr.operand, expected, as_statement)
@@ -31,6 +34,7 @@ class ExpressionChecker(SqlChecker):
         elif (chain := sql_chain(expr)) is not None:
             type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
         else:
+            self.as_statement = as_statement  # read by calls whose value may go unused
             type_ = EXPRESSION_CHECKS[type(expr)](self, expr, expected)
         self.analysis.types[id(expr)] = type_
         return type_
@@ -44,7 +48,7 @@ class ExpressionChecker(SqlChecker):
         if error is None:
             return
         fields = []
-        for name in self.module.error_fields[error]:
+        for name in self.module.error_info(error)[2]:
             symbol = self.lookup(name)
             fields.append((name, symbol.plsql if symbol else self.resolve_bind(name)))
         self.analysis.not_found[id(expr)] = (error, tuple(fields))
@@ -110,6 +114,8 @@ class ExpressionChecker(SqlChecker):
                 expr.text, naming.enum_constant(enum, variant), t.TEXT, "constant", False, expr.span
             )
             return t.TEXT
+        if len(expr.path) == 3 and expr.path[0] in self.module.imports:
+            return self.foreign_enum_value(expr)
         if len(expr.path) > 1:
             self.error(
                 "unsupported",
@@ -124,13 +130,41 @@ class ExpressionChecker(SqlChecker):
                 expr.span,
             )
             return t.UNKNOWN
+        builtin = builtins.BUILTINS.get(expr.path[0])
+        if builtin is not None and builtin.bare and self.lookup(expr.path[0]) is None:
+            return builtins.check_call(self, expr, builtin, expected)  # `sysdate`
         symbol = self.resolve_name(expr)
         return symbol.type if symbol else t.UNKNOWN
+
+    def foreign_enum_value(self, expr: ast.Name) -> t.Type:
+        """`alias::Enum::Variant`: the constant in the other module's package spec."""
+        alias, enum, variant = expr.path
+        found = self.resolver.foreign_item(f"{alias}::{enum}", expr.span, "enum")
+        if found is None:
+            return t.UNKNOWN
+        foreign, item = found
+        if not isinstance(item, ast.Enum):
+            self.error("unknown-name", f"`{alias}::{enum}` is not an enum", expr.span)
+            return t.UNKNOWN
+        variants = foreign.declared().enums[enum]
+        if variant not in variants:
+            self.error(
+                "unknown-name",
+                f"enum `{alias}::{enum}` has no variant `{variant}`"
+                f"{did_you_mean(variant, list(variants))}",
+                expr.span,
+            )
+            return t.UNKNOWN
+        constant = f"{foreign.package}.{naming.enum_constant(enum, variant)}"
+        self.analysis.names[id(expr)] = Symbol(
+            expr.text, constant, t.TEXT, "constant", False, expr.span
+        )
+        return t.TEXT
 
     def expr_fieldaccess(self, expr: ast.FieldAccess, expected: t.Type | None) -> t.Type:
         target = self.expr(expr.target, None)
         if isinstance(target, t.RecordType):
-            fields = self.module.records[target.name].fields
+            fields = self.module.record_info(target).fields
             if expr.name in fields:
                 return fields[expr.name]
             self.error(
@@ -165,17 +199,7 @@ class ExpressionChecker(SqlChecker):
     def expr_call(self, expr: ast.Call, expected: t.Type | None) -> t.Type:
         path = expr.callee.path
         if len(path) > 1:
-            package = path[0]
-            if package not in self.module.imports:
-                self.error(
-                    "unknown-name",
-                    f"package `{package}` is not imported",
-                    expr.callee.span,
-                    f"add `import {package};` after the module line",
-                )
-            for arg in expr.args:
-                self.expr(arg, None)
-            return t.UNKNOWN
+            return self.qualified_call(expr, expected)
         name = path[0]
         fn = self.module.fns.get(name)
         if fn is None and name == "exec_dyn":
@@ -185,22 +209,98 @@ class ExpressionChecker(SqlChecker):
                 "unsupported", "dynamic SQL (`exec_dyn`) is not supported yet", expr.callee.span
             )
             return t.UNKNOWN
+        if fn is None and name in builtins.BUILTINS:  # Oracle's: a fn of the module wins
+            return builtins.check_call(self, expr, builtins.BUILTINS[name], expected)
         if fn is None:
             for arg in expr.args:
                 self.expr(arg, None)
             self.error(
                 "unknown-fn",
-                f"unknown fn `{name}`{did_you_mean(name, lambda: sorted(self.module.fns))}",
+                f"unknown fn `{name}`"
+                f"{did_you_mean(name, lambda: sorted({*self.module.fns, *builtins.BUILTINS}))}",
                 expr.callee.span,
             )
             return t.UNKNOWN
-        if len(expr.args) != len(fn.params):
+        return self.checked_call(expr, fn, name)
+
+    def qualified_call(self, expr: ast.Call, expected: t.Type | None) -> t.Type:
+        """`alias::f(...)`: a fn of another module or a stubbed Oracle package, checked like a
+        local one; a call into an Oracle package without a stub, unchecked."""
+        path = expr.callee.path
+        as_statement = self.as_statement
+        alias, name = path[0], "::".join(path[1:])
+        foreign = self.module.imports.find(alias) if len(path) == 2 else None
+        if foreign is None:
+            for arg in expr.args:
+                self.expr(arg, None)
+            if alias not in self.module.imports:
+                self.error(
+                    "unknown-name",
+                    f"package `{alias}` is not imported",
+                    expr.callee.span,
+                    f"add `import {alias};` after the module line",
+                )
+                return t.UNKNOWN
+            if len(path) > 2:
+                self.error("unknown-fn", f"`{expr.callee.text}` is not a fn", expr.callee.span)
+                return t.UNKNOWN
+            # An Oracle package pellc has no stub for: the call goes out as written.
+            if expected is None and not as_statement:
+                self.error(
+                    "needs-annotation",
+                    f"`{alias}` has no stub, so the type of `{expr.callee.text}(...)` is unknown",
+                    expr.callee.span,
+                    "write the type: `let x: number = ...`, or add a @stub module for the package",
+                )
+                return t.UNKNOWN
+            return expected if expected is not None else t.UNIT
+        fn = foreign.fn(name)
+        item = foreign.item(name)
+        if fn is None or not isinstance(item, ast.Fn):
+            for arg in expr.args:
+                self.expr(arg, None)
+            names = [i.name for i in foreign.module.items if isinstance(i, ast.Fn) and i.public]
+            self.error(
+                "unknown-fn",
+                f"module `{foreign.module.dotted_name}` has no fn `{name}`{did_you_mean(name, names)}",
+                expr.callee.span,
+            )
+            return t.UNKNOWN
+        if not (item.public or foreign.is_stub):
+            from pell.checker import private_item
+
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.diagnostics.append(private_item(foreign, item, expr.callee.span))
+            return t.UNKNOWN
+        if not foreign.is_stub and any(
+            isinstance(type_, t.ListType) for type_ in (fn.returns, *(p.type for p in fn.params))
+        ):
+            self.error(
+                "unsupported",
+                f"`{expr.callee.text}` takes or returns a list: each package's list type is a "
+                "PL/SQL type of its own, so a list cannot be passed between modules yet",
+                expr.callee.span,
+                "pass the records one at a time, or read the rows with SQL in the caller",
+            )
+        self.analysis.callees[id(expr)] = foreign.fn_plsql(name)
+        return self.checked_call(expr, fn, expr.callee.text)
+
+    def checked_call(self, expr: ast.Call, fn: FnInfo, name: str) -> t.Type:
+        """The arguments of a call to a known fn, against its parameters."""
+        required = sum(1 for p in fn.params if p.decl.default is None)
+        if not required <= len(expr.args) <= len(fn.params):
+            wanted = (
+                f"{len(fn.params)} argument{'s' * (len(fn.params) != 1)}"
+                if required == len(fn.params)
+                else f"{required} to {len(fn.params)} arguments"
+            )
             self.error(
                 "arity",
-                f"fn `{name}` takes {len(fn.params)} argument{'s' * (len(fn.params) != 1)}, "
+                f"fn `{name}` takes {wanted}, "
                 f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
                 expr.span,
-                notes=(Note(f"`{name}` is declared here", fn.decl.name_span),),
+                notes=self.declared_here(fn, name),
             )
         for arg, param in zip(expr.args, fn.params, strict=False):
             arg_type = self.expr(arg, param.type)
@@ -215,6 +315,12 @@ class ExpressionChecker(SqlChecker):
         for arg in expr.args[len(fn.params) :]:
             self.expr(arg, None)
         return fn.returns
+
+    def declared_here(self, fn: FnInfo, name: str) -> tuple[Note, ...]:
+        """A note at a fn's declaration, when it is in this file."""
+        if fn.module_path != self.module.module.path:
+            return ()
+        return (Note(f"`{name}` is declared here", fn.decl.name_span),)
 
     def expr_methodcall(self, expr: ast.MethodCall, expected: t.Type | None) -> t.Type:
         target = self.expr(expr.target, None)
@@ -267,6 +373,18 @@ class ExpressionChecker(SqlChecker):
         return t.UNKNOWN
 
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
+        if "::" in expr.type_name:
+            found = self.resolver.foreign_item(expr.type_name, expr.span, "record")
+            if found is None or not isinstance(found[1], ast.Record):
+                if found is not None:
+                    self.error("unknown-type", f"`{expr.type_name}` is not a record", expr.span)
+                for init in expr.fields:
+                    self.expr(init.value, None)
+                return t.UNKNOWN
+            record_type = found[0].record_type(found[1].name)
+            fields = self.module.record_info(record_type).fields
+            self.field_inits(expr.type_name, fields, expr.fields, expr.span)
+            return record_type
         if expr.type_name in self.module.errors:
             self.error(
                 "type-mismatch",
@@ -411,15 +529,24 @@ class ExpressionChecker(SqlChecker):
         value = expr.value
         if isinstance(value, ast.RecordLit):
             name, inits = value.type_name, value.fields
-        elif isinstance(value, ast.Name) and len(value.path) == 1:
-            name, inits = value.path[0], ()
+        elif isinstance(value, ast.Name) and (
+            len(value.path) == 1 or (len(value.path) == 2 and value.path[0] in self.module.imports)
+        ):
+            name, inits = "::".join(value.path), ()
         else:
             self.error(
                 "type-mismatch", "`Err(...)` takes an error: `Err(NotFound { id })`", expr.span
             )
             return
+        if "::" in name:
+            found = self.resolver.foreign_item(name, value.span, "error")
+            if found is None:
+                return
+            if not isinstance(found[1], ast.ErrorDecl):
+                self.error("unknown-type", f"`{name}` is not an error", value.span)
+                return
         decl = self.module.errors.get(name)
-        if decl is None:
+        if decl is None and "::" not in name:
             self.error(
                 "unknown-type",
                 f"unknown error `{name}`{did_you_mean(name, lambda: sorted(self.module.errors))}",
@@ -435,7 +562,7 @@ class ExpressionChecker(SqlChecker):
                 value.span,
                 f"declare it: `-> Result<{self.fn.returns}, {' | '.join((*self.fn.errors, name))}>`",
             )
-        self.field_inits(name, self.module.error_fields[name], inits, value.span)
+        self.field_inits(name, self.module.error_info(name)[2], inits, value.span)
 
     def expr_listlit(self, expr: ast.ListLit, expected: t.Type | None) -> t.Type:
         element = expected.element if isinstance(expected, t.ListType) else None

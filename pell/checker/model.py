@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pell import ast
-from pell.checker.types import Type
+from pell.checker.types import RecordType, Type
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
 if TYPE_CHECKING:
+    from pell.checker.imports import Imports
     from pell.checker.retry_facts import ModuleFacts
 
 
@@ -75,6 +76,8 @@ class FnAnalysis:
         default_factory=dict
     )
     falls_through: bool = True  # the body can reach its end without returning
+    callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
+    builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,23 @@ class CheckedModule:
     error_fields: dict[str, dict[str, Type]]
     fns: dict[str, FnInfo]
     analyses: dict[str, FnAnalysis]
-    imports: frozenset[str]
+    imports: Imports
     enums: dict[str, dict[str, str]]  # enum -> variant -> its text
     retry_facts: ModuleFacts | None = None  # what its fns commit and call, for build-wide checks
+
+    def error_info(self, name: str) -> tuple[tuple[str, ...], str, dict[str, Type]]:
+        """The module that declares error `name` (`E` or `alias::E`), its own name for it,
+        and its fields seen from here."""
+        alias, _, error = name.rpartition("::")
+        if not alias:
+            return self.module.path, name, self.error_fields[name]
+        foreign = self.imports.find(alias)
+        assert foreign is not None, f"error of unknown module {alias}"
+        fields = foreign.declared().error_fields[error]
+        return foreign.module.path, error, {f: foreign.localise(ft) for f, ft in fields.items()}
+
+    def record_info(self, record: RecordType) -> RecordInfo:
+        """A record of this module, or of one it imports (its fields seen from here)."""
+        if record.module:
+            return self.imports.record_info(record)
+        return self.records[record.name]

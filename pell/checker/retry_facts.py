@@ -18,25 +18,16 @@ from sqlglot.tokenizer_core import Token, TokenType
 from pell import ast, sqltext
 from pell.checker.model import CheckedModule
 
-# Oracle-supplied procedures that commit the caller's transaction, as `package.procedure`
-# patterns, with the reason. Documented: DDL commits before and after it runs (SQL Language
-# Reference, SET TRANSACTION), and DBMS_DDL's ALTER_COMPILE and ANALYZE_OBJECT "commit the
-# current transaction, perform the operation, and then commit again" (Supplied PL/SQL Packages,
-# DBMS_DDL). Observed, not in Oracle's reference: DBMS_STATS gathering, DBMS_SCHEDULER object
-# changes and DBMS_MVIEW refreshes commit. DBMS_JOB.SUBMIT does not (Oracle's examples commit
-# after it). docs/retry.md prints this table.
+# Oracle-supplied procedures that commit the caller's transaction, for packages pellc has no
+# stub of (a stubbed package's `@commits` marks decide for it: pell/stubs, docs/stubs.md), as
+# `package.procedure` patterns, with the reason. Documented: DDL commits before and after it
+# runs (SQL Language Reference, SET TRANSACTION), and DBMS_DDL's ALTER_COMPILE and
+# ANALYZE_OBJECT "commit the current transaction, perform the operation, and then commit
+# again" (Supplied PL/SQL Packages, DBMS_DDL). Observed, not in Oracle's reference:
+# DBMS_MVIEW refreshes commit. docs/retry.md prints this table.
 COMMITTING_CALLS: tuple[tuple[str, str], ...] = (
     ("dbms_ddl.alter_compile", "documented to commit before and after"),
     ("dbms_ddl.analyze_object", "documented to commit before and after"),
-    ("dbms_utility.exec_ddl_statement", "runs DDL, which commits"),
-    ("dbms_utility.compile_schema", "runs ALTER ... COMPILE (DDL), which commits"),
-    ("dbms_utility.analyze_schema", "runs ANALYZE (DDL), which commits"),
-    ("dbms_utility.analyze_database", "runs ANALYZE (DDL), which commits"),
-    ("dbms_stats.gather_*", "gathering statistics commits (observed)"),
-    ("dbms_stats.create_stat_table", "creates a table (DDL), which commits"),
-    ("dbms_stats.drop_stat_table", "drops a table (DDL), which commits"),
-    ("dbms_scheduler.create_*", "creates a scheduler object, which commits (observed)"),
-    ("dbms_scheduler.drop_*", "drops a scheduler object, which commits (observed)"),
     ("dbms_mview.refresh*", "a materialized view refresh commits (observed)"),
     ("dbms_redefinition.*", "online redefinition runs DDL, which commits"),
     ("dbms_aqadm.create_*", "creates queue objects (DDL), which commits"),
@@ -54,6 +45,10 @@ FnKey = tuple[str, str]  # (dotted module name, fn name)
 
 def committing_call(path: tuple[str, ...]) -> str | None:
     """Why a call to the Oracle procedure `path` commits, or None if it is not known to."""
+    from pell.checker.stubs import shipped_marks, shipped_stub
+
+    if len(path) == 2 and shipped_stub(path[0]):
+        return shipped_marks(path[0], path[1])[0]
     name = ".".join(part.lower() for part in path)
     return next(
         (why for pattern, why in COMMITTING_CALLS if fnmatch.fnmatchcase(name, pattern)), None

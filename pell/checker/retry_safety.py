@@ -24,15 +24,24 @@ from pell.checker.retry_facts import (
 )
 from pell.diagnostics import Diagnostic, Note
 
-# Oracle packages whose effects a rollback cannot take back, with what they do.
+# Oracle packages pellc has no stub of whose effects a rollback cannot take back, with what
+# they do. A stubbed package's `@irreversible` marks decide for it (pell/stubs).
 SIDE_EFFECT_PACKAGES = {
-    "utl_http": "sends an HTTP request",
-    "utl_smtp": "sends mail",
     "utl_tcp": "writes to a socket",
-    "utl_file": "writes a file",
+    "utl_mail": "sends mail",
     "dbms_pipe": "sends a pipe message",
-    "dbms_output": "writes output that each attempt repeats",
 }
+
+
+def irreversible_call(path: tuple[str, ...]) -> str | None:
+    """What a call to the Oracle procedure `path` does that a rollback cannot undo, or None."""
+    from pell.checker.stubs import shipped_marks, shipped_stub
+
+    if len(path) != 2:
+        return None
+    if shipped_stub(path[0]):
+        return shipped_marks(path[0], path[1])[1]
+    return SIDE_EFFECT_PACKAGES.get(path[0].lower())
 
 # Values that differ from one attempt to the next when a DML statement uses them.
 UNSTABLE_VALUES = ("sysdate", "systimestamp", "sys_guid", "dbms_random")
@@ -270,10 +279,11 @@ def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]
                         )
         elif isinstance(node, ast.Call):
             path = node.callee.path
-            if len(path) > 1 and path[0].lower() in SIDE_EFFECT_PACKAGES:
+            why = irreversible_call(path)
+            if why is not None:
                 warn(
                     "side-effect-in-retry",
-                    f"`{node.callee.text}` {SIDE_EFFECT_PACKAGES[path[0].lower()]}; "
+                    f"`{node.callee.text}` {why}; "
                     "a rollback cannot take that back, so every attempt repeats it",
                     node.span,
                     "record the intent in an outbox table and act on it after commit",

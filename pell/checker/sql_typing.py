@@ -128,7 +128,7 @@ class SqlChecker(BodyScopes):
             return t.UNKNOWN  # a column of a query: SQL's own type
         for param in self.fn.params:
             if isinstance(param.type, t.RecordType):
-                fields = self.module.records[param.type.name].fields
+                fields = self.module.record_info(param.type).fields
                 if name in fields:
                     return fields[name]
         return t.UNKNOWN
@@ -169,7 +169,7 @@ class SqlChecker(BodyScopes):
             param
             for param in self.fn.params
             if isinstance(param.type, t.RecordType)
-            and name in self.module.records[param.type.name].fields
+            and name in self.module.record_info(param.type).fields
         ]
         if len(owners) == 1:
             return f"{naming.param_name(owners[0].decl.name)}.{naming.field_name(name)}"
@@ -348,7 +348,7 @@ class SqlChecker(BodyScopes):
             return returned
         if shape is not None and isinstance(returned, t.RecordType | t.Scalar):
             wanted = (
-                len(self.module.records[returned.name].fields)
+                len(self.module.record_info(returned).fields)
                 if isinstance(returned, t.RecordType)
                 else 1
             )
@@ -375,7 +375,7 @@ class SqlChecker(BodyScopes):
         if row == t.BOOL:
             self.sql_boolean("this query fetches into a `bool`", block.span)
         elif isinstance(row, t.RecordType):
-            flags = [f for f, ft in self.module.records[row.name].fields.items() if ft == t.BOOL]
+            flags = [f for f, ft in self.module.record_info(row).fields.items() if ft == t.BOOL]
             if flags:
                 self.sql_boolean(
                     f"this query fetches into record `{row.name}`, whose field `{flags[0]}` is "
@@ -386,7 +386,7 @@ class SqlChecker(BodyScopes):
         if isinstance(target, t.UnknownType):
             return  # the error that made it is reported already
         if isinstance(target, t.RecordType):
-            wanted = len(self.module.records[target.name].fields)
+            wanted = len(self.module.record_info(target).fields)
             what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"
         elif isinstance(target, t.Scalar):
             wanted = 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp")
 
@@ -17,10 +17,14 @@ class Scalar:
 
 @dataclass(frozen=True, slots=True)
 class RecordType:
+    """A record of this module (`module` empty) or of the module imported as `module::`."""
+
     name: str
+    module: str = ""  # the import alias, as the module being checked writes it
+    plsql: str = field(default="", compare=False)  # another module's: `bank.accounts.t_account`
 
     def __str__(self) -> str:
-        return self.name
+        return f"{self.module}::{self.name}" if self.module else self.name
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,8 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     def dependencies(node: TypeNode) -> list[TypeNode]:
         if isinstance(node, t.ListType):
             return _named_types(node.element)
+        if node.module:
+            return []  # another package's record: declared there
         fields = checked.records[node.name].fields.values()
         return [dep for field in fields for dep in _named_types(field)]
 
@@ -127,6 +129,7 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
             return _record_sql(checked, node.name)
         return _list_sql(node)
 
+    ordered = [n for n in ordered if not (isinstance(n, t.RecordType) and n.module)]
     spec = [render(node) for node in ordered if node in public]
     body = [render(node) for node in ordered if node not in public]
     for item in checked.module.items:
@@ -153,7 +156,7 @@ def schema_types(checked: CheckedModule) -> list[str]:
         seen.add(element)
         row, rows = naming.row_type_names(checked.module.path, str(element))
         if isinstance(element, t.RecordType):
-            fields = checked.records[element.name].fields.items()
+            fields = checked.record_info(element).fields.items()
             columns = ",\n".join(
                 f"  {naming.field_name(name)} {plsql_type(type_, 'field')}"
                 for name, type_ in fields

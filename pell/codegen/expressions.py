@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
+from pell.checker import builtins
 from pell.checker import types as t
 from pell.checker.methods import LIST_METHODS, TEXT_METHODS
 from pell.checker.model import CheckedModule, FnAnalysis
@@ -135,6 +136,9 @@ class ExpressionLowerer:
     # -- names
 
     def name_sql(self, expr: ast.Name) -> Lowered:
+        builtin = self.analysis.builtins.get(id(expr))
+        if builtin is not None:
+            return builtins.lower(builtin, [])  # `sysdate`: SYSDATE
         return self.analysis.names[id(expr)].plsql, ATOM
 
     def fieldaccess_sql(self, expr: ast.FieldAccess) -> Lowered:
@@ -146,9 +150,14 @@ class ExpressionLowerer:
     # -- calls
 
     def call_sql(self, expr: ast.Call) -> Lowered:
+        builtin = self.analysis.builtins.get(id(expr))
+        if builtin is not None:  # Oracle's own function: no call of Pell code to record
+            return builtins.lower(builtin, [self.lower_with_precedence(arg) for arg in expr.args])
         path = expr.callee.path
         self.calls.append(path)
-        callee = naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
+        callee = self.analysis.callees.get(id(expr)) or (
+            naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
+        )
         args = ", ".join(self.lower(arg) for arg in expr.args)
         return (f"{callee}({args})" if expr.args else callee), ATOM
 

@@ -315,7 +315,7 @@ class FnLowerer(ExpressionLowerer):
     def into_list(self, target: str, type_: t.Type) -> list[str]:
         """INTO targets: a record field by field, anything else whole."""
         if isinstance(type_, t.RecordType):
-            fields = self.checked.records[type_.name].fields
+            fields = self.checked.record_info(type_).fields
             return [f"{target}.{naming.field_name(name)}" for name in fields]
         return [target]
 
@@ -369,9 +369,8 @@ class FnLowerer(ExpressionLowerer):
         self, error: str, values: tuple[tuple[str, str | None], ...]
     ) -> plsql.RaiseError:
         """RAISE_APPLICATION_ERROR with the error's runtime code and `<module>.<Error>: <JSON>`."""
-        module = self.checked.module
-        field_types = self.checked.error_fields[error]
-        literal = f"{module.dotted_name}.{error}: {{"
+        module_path, own_name, field_types = self.checked.error_info(error)
+        literal = f"{'.'.join(module_path)}.{own_name}: {{"
         pieces: list[str] = []
         for index, (field, value) in enumerate(values):
             literal += ("," if index else "") + f'"{field}":'
@@ -384,8 +383,8 @@ class FnLowerer(ExpressionLowerer):
         message = " || ".join(pieces)
         if len(pieces) > 1:
             message = f"SUBSTRB({message}, 1, 2048)"  # Oracle's limit for the message
-        code = naming.code_constant(module.path, error)
-        return plsql.RaiseError(code, message, (module.path, error))
+        code = naming.code_constant(module_path, own_name)
+        return plsql.RaiseError(code, message, (module_path, own_name))
 
     def prelude_value(self, expr: ast.Expr) -> str:
         type_ = self.type_of(expr)
@@ -506,10 +505,10 @@ class FnLowerer(ExpressionLowerer):
             name = value.type_name
         else:
             assert isinstance(value, ast.Name)
-            given, name = {}, value.path[0]
+            given, name = {}, "::".join(value.path)
         values = tuple(
             (field, self.lower(given[field]) if field in given else None)
-            for field in self.checked.error_fields[name]
+            for field in self.checked.error_info(name)[2]
         )
         return self.raise_error(name, values)
 
@@ -523,7 +522,7 @@ class FnLowerer(ExpressionLowerer):
             self.emit(plsql.PipeRow(self.lower(value)))
             return
         row_type = naming.row_type_names(self.checked.module.path, element.name)[0]
-        fields = list(self.checked.records[element.name].fields)
+        fields = list(self.checked.record_info(element).fields)
         if isinstance(value, ast.RecordLit):
             given = {init.name: init.value for init in value.fields}
             values = [self.lower(given[field]) for field in fields]

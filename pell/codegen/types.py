@@ -30,7 +30,7 @@ def plsql_type(type_: t.Type, place: Place) -> str:
     if isinstance(type_, t.Scalar):
         return _SCALARS[type_.name][_PLACE_INDEX[place]]
     if isinstance(type_, t.RecordType):
-        return naming.record_type_name(type_.name)
+        return type_.plsql or naming.record_type_name(type_.name)
     if isinstance(type_, t.ListType):
         return naming.list_type_name(str(type_.element))
     raise UnloweredType(f"no PL/SQL type for `{type_}` yet")

@@ -1,0 +1,186 @@
+"""What `alias::` means in one module: another module of the project, a stub of an Oracle
+package, or an Oracle package pellc has no stub for (calls into it are not checked).
+
+The checker sees other modules through a `ModuleIndex` (the project, `pell.project`): their
+parsed text to know what they declare, and their declarations (records with field types, fn
+signatures, errors, enums), made on demand and cached. Declaring a module needs only the
+parsed text of the modules it imports, never their declarations, so modules may import each
+other in a cycle, as PL/SQL packages may call each other.
+
+Types that cross a module boundary are requalified: a record `Account` of `bank.accounts`
+is `accounts::Account` (PL/SQL `bank.accounts.t_account`) in a module that imports it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Protocol
+
+from pell import ast, naming
+from pell.checker import types as t
+
+if TYPE_CHECKING:
+    from pell.checker.model import CheckedModule, FnInfo, RecordInfo
+
+# Modules of the public Pell standard library that pellc does not provide: importing one is
+# an `unsupported` error, not a call into an Oracle package of that name that does not exist.
+PELL_LIBRARY_MODULES = frozenset({"json", "re", "jq", "agg", "io", "fmt", "strings", "math"})
+
+
+class ModuleIndex(Protocol):
+    """The modules a module can import: the project's and pellc's stubs."""
+
+    # True for a project: an import that names no module of it is an error. False when only
+    # pellc's stubs are known (one text compiled on its own).
+    is_project: bool
+
+    def parsed(self, path: tuple[str, ...]) -> ast.Module | None: ...
+
+    def declared(self, path: tuple[str, ...]) -> CheckedModule | None: ...
+
+
+def plsql_package(module: ast.Module) -> str:
+    """The PL/SQL name other packages call a module by: `bank.accounts`, `orders`; a stub
+    is the Oracle package itself."""
+    if module.is_stub:
+        return ".".join(module.path).lower()
+    schema, package = naming.package_name(module.path)
+    return f"{schema}.{package}" if schema else package
+
+
+@dataclass(slots=True)
+class Foreign:
+    """A module named by `alias::` in the module being checked."""
+
+    alias: str
+    module: ast.Module
+    index: ModuleIndex
+    own_package: str  # the importing module's PL/SQL package, to recognise its own types
+    _declared: CheckedModule | None = field(default=None, repr=False)
+
+    @property
+    def package(self) -> str:
+        return plsql_package(self.module)
+
+    @property
+    def is_stub(self) -> bool:
+        return self.module.is_stub
+
+    def declared(self) -> CheckedModule:
+        if self._declared is None:
+            found = self.index.declared(self.module.path)
+            assert found is not None, f"module {self.module.dotted_name} vanished"
+            self._declared = found
+        return self._declared
+
+    def item(self, name: str) -> ast.Item | None:
+        return next((i for i in self.module.items if i.name == name), None)
+
+    def record_type(self, name: str) -> t.RecordType:
+        plsql = f"{self.package}.{name.lower() if self.is_stub else naming.record_type_name(name)}"
+        return t.RecordType(name, self.alias, plsql)
+
+    def localise(self, type_: t.Type) -> t.Type:
+        """A type as the foreign module declared it -> the same type seen from the importer."""
+        if isinstance(type_, t.ListType):
+            return t.ListType(self.localise(type_.element))
+        if not isinstance(type_, t.RecordType):
+            return type_
+        if not type_.module:
+            return self.record_type(type_.name)
+        if type_.plsql.rsplit(".", 1)[0] == self.own_package:
+            return t.RecordType(type_.name)  # one of the importer's own records
+        return type_
+
+    def record(self, name: str) -> RecordInfo:
+        from pell.checker.model import RecordInfo
+
+        info = self.declared().records[name]
+        return RecordInfo(info.decl, {f: self.localise(ft) for f, ft in info.fields.items()})
+
+    def fn(self, name: str) -> FnInfo | None:
+        info = self.declared().fns.get(name)
+        if info is None:
+            return None
+        params = tuple(replace(p, type=self.localise(p.type)) for p in info.params)
+        errors = tuple(f"{self.alias}::{e}" for e in info.errors)
+        return replace(info, params=params, returns=self.localise(info.returns), errors=errors)
+
+    def fn_plsql(self, name: str) -> str:
+        if self.is_stub:
+            return f"{self.package}.{name.lower()}"
+        return f"{self.package}.{naming.fn_name(name)}"
+
+
+@dataclass(slots=True)
+class Imports:
+    """The `alias::` prefixes of one module."""
+
+    index: ModuleIndex | None = None
+    own_package: str = ""
+    foreign: dict[str, Foreign] = field(default_factory=dict)
+    unchecked: set[str] = field(default_factory=set)  # Oracle packages with no stub
+
+    def __contains__(self, alias: object) -> bool:
+        return alias in self.foreign or alias in self.unchecked
+
+    def find(self, alias: str) -> Foreign | None:
+        """The module `alias::` names: imported, or a stub (stubs need no import)."""
+        found = self.foreign.get(alias)
+        if found is None and alias not in self.unchecked:
+            found = stub_for(alias, self.index, self.own_package)
+            if found is not None:
+                self.foreign[alias] = found
+        return found
+
+    def record_info(self, type_: t.RecordType) -> RecordInfo:
+        foreign = self.find(type_.module)
+        assert foreign is not None, f"record of unknown module {type_.module}"
+        return foreign.record(type_.name)
+
+
+def resolve_imports(
+    module: ast.Module, index: ModuleIndex | None
+) -> tuple[Imports, list[tuple[str, ast.Span, str]]]:
+    """The module's imports, and the problems found: (code, span, message)."""
+    own = plsql_package(module)
+    imports = Imports(index, own)
+    problems: list[tuple[str, ast.Span, str]] = []
+    for imported in module.imports:
+        alias = imported.path[-1]
+        if alias in imports:
+            problems.append(("duplicate-name", imported.span, f"`{alias}` is imported twice"))
+            continue
+        found = index.parsed(imported.path) if index is not None else None
+        if found is not None and found.path == module.path:
+            problems.append(("import-self", imported.span, "a module does not import itself"))
+            continue
+        if found is not None:
+            imports.foreign[alias] = Foreign(alias, found, index, own)  # type: ignore[arg-type]
+        elif len(imported.path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
+            problems.append(
+                (
+                    "unsupported",
+                    imported.span,
+                    f"`{alias}` is a module of the public Pell library, which pellc does not "
+                    "provide yet",
+                )
+            )
+        elif len(imported.path) > 1 and index is not None and index.is_project:
+            shown = "::".join(imported.path)
+            problems.append(
+                ("unknown-module", imported.span, f"no module `{shown}` in this project")
+            )
+        else:
+            imports.unchecked.add(alias)  # an Oracle package pellc has no stub for
+    return imports, problems
+
+
+def stub_for(alias: str, index: ModuleIndex | None, own: str) -> Foreign | None:
+    """A shipped or project stub named `alias`, usable without an import."""
+    if index is None:
+        return None
+    found = index.parsed((alias,))
+    if found is None or not found.is_stub:
+        return None
+    return Foreign(alias, found, index, own)

@@ -1,0 +1,146 @@
+"""`@stub` modules: the signatures of an Oracle package, and what its procedures do to the
+caller's transaction.
+
+A stub declares records and bodiless `pub fn`s. Two marks feed the retry-safety checks:
+`@commits("why")` on a procedure that commits the caller's transaction, and
+`@irreversible("why")` on one (or, before `module`, on every one) whose effect a rollback
+cannot undo and a retry would repeat. pellc ships stubs in `pell/stubs/` (docs/stubs.md).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from pell import ast
+from pell.diagnostics import Diagnostic
+
+MODULE_ANNOTATIONS = ("stub", "irreversible")
+STUB_FN_ANNOTATIONS = ("commits", "irreversible")
+
+
+def _reason(annotation: ast.Annotation, diagnostics: list[Diagnostic]) -> str | None:
+    """The one text argument of a mark: why the procedure commits or cannot be undone."""
+    args = annotation.args
+    if len(args) == 1 and args[0].name is None and isinstance(args[0].value, ast.StringLit):
+        parts = args[0].value.parts
+        if all(isinstance(p, str) for p in parts):
+            return "".join(str(p) for p in parts)
+    diagnostics.append(
+        Diagnostic.of(
+            "annotation-argument",
+            f'@{annotation.name} takes one text: why, e.g. @{annotation.name}("runs DDL")',
+            annotation.span,
+        )
+    )
+    return None
+
+
+def check_module_annotations(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    """`@stub`, and `@irreversible("why")` on a stub."""
+    for annotation in module.annotations:
+        if annotation.name not in MODULE_ANNOTATIONS:
+            diagnostics.append(
+                Diagnostic.of(
+                    "unknown-annotation",
+                    f"unknown annotation @{annotation.name} on a module; it is ignored",
+                    annotation.span,
+                    hints=("annotations here are: @stub, @irreversible (stubs)",),
+                )
+            )
+        elif annotation.name == "stub" and annotation.args:
+            diagnostics.append(
+                Diagnostic.of("annotation-argument", "@stub takes no arguments", annotation.span)
+            )
+        elif annotation.name == "irreversible" and not module.is_stub:
+            diagnostics.append(
+                Diagnostic.of(
+                    "annotation-misuse",
+                    "@irreversible marks an Oracle package's stub; pellc knows what Pell code does",
+                    annotation.span,
+                )
+            )
+        elif annotation.name == "irreversible":
+            _reason(annotation, diagnostics)
+
+
+def check_stub_items(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    """A stub holds records and bodiless fns; other modules hold no bodiless fn."""
+    for item in module.items:
+        if not module.is_stub:
+            if isinstance(item, ast.Fn) and not item.has_body:
+                diagnostics.append(
+                    Diagnostic.of(
+                        "missing-body",
+                        f"fn `{item.name}` has no body; only a `@stub` module declares "
+                        "signatures alone",
+                        item.name_span,
+                        hints=("give it a body `{ ... }`, or put `@stub` before `module`",),
+                    )
+                )
+            continue
+        if isinstance(item, ast.Fn):
+            # `{ }` is accepted for `;`, as the public Pell stubs write it
+            if item.body.stmts or item.finally_body is not None:
+                diagnostics.append(
+                    Diagnostic.of(
+                        "stub",
+                        f"fn `{item.name}` of a stub has a body; a stub declares what Oracle "
+                        "provides: end the signature with `;`",
+                        item.name_span,
+                    )
+                )
+            for annotation in item.annotations:
+                if annotation.name in STUB_FN_ANNOTATIONS:
+                    _reason(annotation, diagnostics)
+                else:
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "stub",
+                            f"@{annotation.name} on a stub fn; a stub's fns take "
+                            "@commits(\"why\") and @irreversible(\"why\")",
+                            annotation.span,
+                        )
+                    )
+        elif not isinstance(item, ast.Record):
+            kind = "an error" if isinstance(item, ast.ErrorDecl) else "an enum"
+            diagnostics.append(
+                Diagnostic.of(
+                    "stub",
+                    f"a stub declares records and fns; `{item.name}` is {kind}",
+                    item.span,
+                )
+            )
+
+
+def marks(module: ast.Module, fn_name: str) -> tuple[str | None, str | None]:
+    """(why it commits, why a rollback cannot undo it) for a fn of a stub; None: it does not."""
+    fn = next(
+        (i for i in module.items if isinstance(i, ast.Fn) and i.name.lower() == fn_name.lower()),
+        None,
+    )
+    if fn is None:
+        return None, None
+    found: dict[str, str | None] = {"commits": None, "irreversible": None}
+    for annotation in (*module.annotations, *fn.annotations):
+        if annotation.name in found:
+            found[annotation.name] = _reason(annotation, [])
+    return found["commits"], found["irreversible"]
+
+
+@functools.cache
+def shipped_stub(package: str) -> bool:
+    """Does pellc ship a stub of this Oracle package?"""
+    from pell.project import shipped_stubs
+
+    return (package.lower(),) in shipped_stubs()
+
+
+@functools.cache
+def shipped_marks(package: str, fn_name: str) -> tuple[str | None, str | None]:
+    """The marks of `package.fn_name` in pellc's own stubs (no stub: none)."""
+    from pell.project import stub_index
+
+    module = stub_index().parsed((package.lower(),))
+    if module is None or not module.is_stub:
+        return None, None
+    return marks(module, fn_name)

@@ -1,0 +1,298 @@
+"""Projects: which modules a module can import, and the settings a project writes down.
+
+A project is the set of `.pell` files under its root: the directory a command is given, or,
+for a single file, the nearest directory above it holding a `pyproject.toml` with
+`[tool.pellc]` or a `pell.toml` (language.md section 11). Modules find each other by their
+declared names, wherever their files are. pellc's own stubs of Oracle packages (`pell/stubs`)
+belong to every project; a project module of the same name takes their place.
+
+`ModuleIndex` here is what the checker asks (`pell.checker.imports`): a module's parsed text,
+and its declarations, each made once and kept.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pell import ast
+from pell.diagnostics import Diagnostic, SourceFile
+
+if TYPE_CHECKING:
+    from pell.checker.model import CheckedModule
+
+STUBS_DIR = Path(__file__).resolve().parent / "stubs"
+CONFIG_FILES = ("pyproject.toml", "pell.toml")
+
+# `module a.b;` (or `a::b`), after comments and `@annotations`: enough to know which module a
+# file declares without parsing it. The parse confirms it when the module is first needed.
+_HEADER = re.compile(
+    r"^\s*(?:(?://[^\n]*|/\*.*?\*/|@[A-Za-z_]\w*(?:\([^)]*\))?)\s*)*"
+    r"module\s+([A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*)\s*;",
+    re.DOTALL,
+)
+
+
+def declared_path(text: str) -> tuple[str, ...] | None:
+    """The module path a source text declares, read from its header; None if unreadable."""
+    match = _HEADER.match(text)
+    if match is None:
+        return None
+    return tuple(part.strip() for part in re.split(r"\.|::", match.group(1)))
+
+
+# ---- configuration -----------------------------------------------------------
+
+
+class ConfigError(Exception):
+    """A `[tool.pellc]` table pellc cannot use: one line naming the file and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """`[tool.pellc]` in pyproject.toml, or the top level of pell.toml."""
+
+    root: Path | None = None  # the directory holding the configuration file
+    path: Path | None = None  # the configuration file
+    target: str | None = None
+    warnings_as_errors: bool = False
+    allow: frozenset[str] = frozenset()  # warning codes not shown
+    packages: dict[str, str] = field(default_factory=dict)  # module -> PL/SQL package name
+    error_codes: str = "pell-error-codes.json"  # relative to the root
+
+    @property
+    def error_codes_path(self) -> Path | None:
+        return self.root / self.error_codes if self.root is not None else None
+
+
+_KEYS = {"target", "warnings-as-errors", "allow", "packages", "error-codes"}
+
+
+def read_config(path: Path) -> Config | None:
+    """The pellc settings in `path`; None when it is a pyproject.toml without `[tool.pellc]`."""
+    from pell.diagnostics import CODES
+    from pell.naming import TARGETS
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read: {error}") from error
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from error
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("pellc")
+        if table is None:
+            return None
+    else:
+        table = data
+    where = f"{path}: [tool.pellc]" if path.name == "pyproject.toml" else str(path)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: must be a table")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting `{unknown[0]}`; pellc reads {', '.join(sorted(_KEYS))}")
+    target = table.get("target")
+    if target is not None and target not in TARGETS:
+        raise ConfigError(f"{where}: target `{target}` is not one of {', '.join(TARGETS)}")
+    strict = table.get("warnings-as-errors", False)
+    if not isinstance(strict, bool):
+        raise ConfigError(f"{where}: `warnings-as-errors` is true or false")
+    allow = table.get("allow", [])
+    if not (isinstance(allow, list) and all(isinstance(a, str) for a in allow)):
+        raise ConfigError(f"{where}: `allow` is a list of warning codes")
+    for code in allow:
+        if code not in CODES:
+            raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code")
+        if CODES[code][0].value == "error":
+            raise ConfigError(f"{where}: `allow` names `{code}`, an error; only warnings can be allowed")
+    packages = table.get("packages", {})
+    if not (isinstance(packages, dict) and all(isinstance(v, str) for v in packages.values())):
+        raise ConfigError(f"{where}: `packages` maps module names to package names")
+    for module, package in packages.items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_$#]{0,127}", package):
+            raise ConfigError(
+                f"{where}: package name `{package}` for `{module}` is not a plain Oracle name"
+            )
+    codes = table.get("error-codes", "pell-error-codes.json")
+    if not isinstance(codes, str) or not codes:
+        raise ConfigError(f"{where}: `error-codes` is a file name")
+    return Config(path.parent, path, target, strict, frozenset(allow), dict(packages), codes)
+
+
+def find_config(start: Path) -> Config:
+    """The settings of the nearest directory at or above `start` that has them (none: the
+    defaults, and no project root)."""
+    directory = Path(os.path.abspath(start))  # not resolve(): a symlink loop must not raise
+    if not directory.is_dir():
+        directory = directory.parent
+    for candidate in (directory, *directory.parents):
+        for name in CONFIG_FILES:
+            path = candidate / name
+            if path.is_file():
+                config = read_config(path)
+                if config is not None:
+                    return config
+    return Config()
+
+
+# ---- the index of modules ----------------------------------------------------
+
+
+@functools.cache
+def _stub_files() -> dict[tuple[str, ...], Path]:
+    if not STUBS_DIR.is_dir():
+        return {}
+    return {(path.stem,): path for path in sorted(STUBS_DIR.glob("*.pell"))}
+
+
+@functools.cache
+def _parsed_stub(path: Path) -> ast.Module:
+    from pell.syntax import parse
+
+    module, diagnostics = parse(path.read_text(encoding="utf-8"))
+    assert module is not None and not diagnostics, f"pellc's stub {path.name} does not parse"
+    return module
+
+
+def shipped_stubs() -> list[tuple[str, ...]]:
+    """The Oracle packages pellc ships stubs for."""
+    return sorted(_stub_files())
+
+
+@dataclass
+class ProjectFile:
+    """One source file of a project, read; parsed when first needed."""
+
+    path: Path
+    source: SourceFile
+    declares: tuple[str, ...] | None  # from the header
+    _parsed: tuple[ast.Module | None] | None = None
+
+    @property
+    def module(self) -> ast.Module | None:
+        if self._parsed is None:
+            from pell.syntax import parse
+
+            self._parsed = (parse(self.source.text)[0],)
+        return self._parsed[0]
+
+
+class ModuleIndex:
+    """The modules of a project and pellc's stubs, by declared path; what the checker reads
+    of the modules a module imports. Without files it holds the stubs only (one text compiled
+    on its own: an import of a module it does not know stays an unchecked package)."""
+
+    def __init__(self, files: Iterable[ProjectFile] = (), is_project: bool = False) -> None:
+        self.is_project = is_project
+        self.files: dict[tuple[str, ...], list[ProjectFile]] = {}
+        for file in files:
+            if file.declares is not None:
+                self.files.setdefault(_key(file.declares), []).append(file)
+        self._declared: dict[tuple[str, ...], CheckedModule | None] = {}
+
+    def parsed(self, path: tuple[str, ...]) -> ast.Module | None:
+        files = self.files.get(_key(path))
+        if files:
+            module = files[0].module
+            return module if module is not None and _key(module.path) == _key(path) else None
+        stub = _stub_files().get(_key(path))
+        return _parsed_stub(stub) if stub is not None else None
+
+    def declared(self, path: tuple[str, ...]) -> CheckedModule | None:
+        key = _key(path)
+        if key not in self._declared:
+            from pell.checker import declare
+
+            module = self.parsed(path)
+            self._declared[key] = None if module is None else declare(module, self)
+        return self._declared[key]
+
+
+_IMPORT = re.compile(r"^\s*import\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*;", re.MULTILINE)
+
+
+class Project:
+    """The files of one project, with the index their modules import from."""
+
+    def __init__(self, files: list[ProjectFile], is_project: bool = True) -> None:
+        self.files = files
+        self.index = ModuleIndex(files, is_project)
+        self._by_path = {file.path: file for file in files}
+
+    @staticmethod
+    def of(files: list[ProjectFile]) -> Project:
+        return Project(files)
+
+    def duplicate_of(self, path: Path) -> Diagnostic | None:
+        """An error at this file's module line when another file declares the same module."""
+        file = self._by_path.get(path)
+        if file is None or file.declares is None:
+            return None
+        others = [f for f in self.index.files[_key(file.declares)] if f is not file]
+        if not others:
+            return None
+        module = file.module
+        span = module.span if module is not None else ast.Span(0, 0)
+        shown = ", ".join(str(other.path) for other in others)
+        return Diagnostic.of(
+            "duplicate-module",
+            f"module `{'.'.join(file.declares)}` is also declared in {shown}; a schema holds "
+            "one package of a name",
+            ast.Span(span.start, span.start),
+            hints=("rename one of the modules",),
+        )
+
+    def file(self, path: Path) -> ProjectFile | None:
+        """The project's copy of a file, by its path (however it was written)."""
+        return self._by_path.get(path) or next(
+            (f for f in self.files if f.path.absolute() == path.absolute()), None
+        )
+
+    def imported_files(self, path: Path) -> list[ProjectFile]:
+        """The project files the module of `path` imports, at any depth (read from their
+        `import` lines, so a commented-out import counts too: at worst one compile more)."""
+        found: list[ProjectFile] = []
+        seen: set[tuple[str, ...]] = set()
+        file = self.file(path)
+        pending = [file] if file is not None else []
+        while pending:
+            current = pending.pop()
+            for match in _IMPORT.finditer(current.source.text):
+                key = _key(tuple(p.strip() for p in match.group(1).split("::")))
+                if key not in seen:
+                    seen.add(key)
+                    imported = self.index.files.get(key, [])
+                    found += imported
+                    pending += imported
+        return found
+
+    def dependencies_hash(self, path: Path) -> str:
+        """A digest of the text of every project module this file imports, at any depth: an
+        unchanged file must be compiled again when one of them changed."""
+        import hashlib
+
+        digest = hashlib.sha256()
+        for imported in self.imported_files(path):
+            digest.update(repr(str(imported.path)).encode())
+            digest.update(imported.source.text.encode("utf-8"))
+        return digest.hexdigest()
+
+
+def _key(path: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(part.lower() for part in path)
+
+
+@functools.cache
+def stub_index() -> ModuleIndex:
+    """The index of a text compiled on its own: pellc's stubs only."""
+    return ModuleIndex()
+
+
+def project_file(path: Path, text: str, shown: str | None = None) -> ProjectFile:
+    return ProjectFile(path, SourceFile(shown or str(path), text), declared_path(text))

@@ -1,0 +1,194 @@
+"""Projects: modules that import each other, checked across files; stubs of Oracle packages;
+a single file that finds its project; duplicate modules; rebuilds that follow imports."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import assert_oracle_accepts
+
+from pell import compile_source
+from pell.cli import main
+from pell.project import shipped_stubs, stub_index
+
+PROJECTS = Path(__file__).parent / "projects"
+
+
+def _check(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, list[str]]:
+    code = main(["check", "--no-verify", *argv])
+    return code, capsys.readouterr().err.splitlines()
+
+
+def test_a_project_compiles_with_another_modules_types_fns_enums_and_errors(
+    tmp_path: Path,
+) -> None:
+    assert main(["build", str(PROJECTS / "bank"), "-d", str(tmp_path)]) == 0
+    transfers = (tmp_path / "ledger" / "transfers.sql").read_text(encoding="utf-8")
+    accounts = (tmp_path / "accounts.sql").read_text(encoding="utf-8")
+    for sql in (transfers, accounts, (tmp_path / "pell_runtime.sql").read_text("utf-8")):
+        assert_oracle_accepts(sql)
+    # the record is the other package's type, not a copy declared here
+    assert "l_source bank.accounts.t_account;" in transfers
+    assert "TYPE t_account" not in transfers and "TYPE t_account IS RECORD" in accounts
+    assert "FUNCTION opening(p_owner IN VARCHAR2) RETURN bank.accounts.t_account;" in transfers
+    assert "l_source := bank.accounts.find(p_from_id);" in transfers
+    assert "bank.accounts.deposit(p_to_id, p_amount);" in transfers
+    assert "l_status := bank.accounts.c_status_open;" in transfers
+    # the other module's error: its own runtime code and its own name in the message
+    assert "pell_runtime.c_bank_accounts_notfound, SUBSTRB('bank.accounts.NotFound: " in transfers
+    assert "dbms_output.put_line(" in transfers
+
+
+def test_cross_module_errors_are_reported_at_their_file_and_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(PROJECTS)
+    code, lines = _check(["bank_errors"], capsys)
+    assert code == 1
+    errors = [line for line in lines if ": error: " in line]
+    assert errors == [
+        "bank_errors/transfers.pell:4:1: error: no module `bank::nowhere` in this project  [unknown-module]",
+        "bank_errors/transfers.pell:7:5: error: module `bank.accounts` has no fn `nosuch`  [unknown-fn]",
+        "bank_errors/transfers.pell:8:21: error: `n` is declared `number` but is given an `accounts::Account`  [type-mismatch]",
+        "bank_errors/transfers.pell:9:5: error: fn `accounts::find` takes 1 argument, but 2 were given  [arity]",
+        "bank_errors/transfers.pell:10:20: error: argument `id` of `accounts::find` is `number`, not `text`  [type-mismatch]",
+        "bank_errors/transfers.pell:11:12: error: record `Internal` of module `bank.accounts` is not `pub`  [private]",
+        "bank_errors/transfers.pell:12:5: error: fn `audit` of module `bank.accounts` is not `pub`  [private]",
+        "bank_errors/transfers.pell:13:13: error: enum `accounts::Status` has no variant `Shut`  [unknown-name]",
+        "bank_errors/transfers.pell:14:12: error: module `bank.accounts` declares no type `Missing`  [unknown-type]",
+    ]
+
+
+def test_two_files_declaring_one_module_are_an_error_at_both(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(PROJECTS)
+    code, lines = _check(["duplicate"], capsys)
+    assert code == 1
+    assert lines == [
+        "duplicate/a/accounts.pell:1:1: error: module `bank.accounts` is also declared in "
+        "duplicate/b/copy.pell; a schema holds one package of a name  [duplicate-module]",
+        "duplicate/b/copy.pell:2:1: error: module `bank.accounts` is also declared in "
+        "duplicate/a/accounts.pell; a schema holds one package of a name  [duplicate-module]",
+    ]
+    # a build writes neither
+    assert main(["build", "duplicate", "-d", str(tmp_path)]) == 1
+    assert not list(tmp_path.rglob("*.sql"))
+
+
+def test_a_single_file_finds_its_project_by_its_configuration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project = tmp_path / "bank"
+    shutil.copytree(PROJECTS / "bank", project)
+    single = project / "ledger" / "transfers.pell"
+    # without a project root, `accounts` is an unknown package: its types are unknown
+    code, lines = _check([str(single)], capsys)
+    assert code == 1 and any("no module `accounts` is known here" in line for line in lines)
+    (project / "pyproject.toml").write_text('[project]\nname = "bank"\n\n[tool.pellc]\n')
+    code, lines = _check([str(single)], capsys)
+    assert code == 0, lines
+    assert main(["build", str(single)]) == 0
+    assert "bank.accounts.t_account" in capsys.readouterr().out
+
+
+def test_a_retried_fn_calling_another_modules_committing_fn_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "a.pell").write_text(
+        "module shop::stock;\n\npub fn close_day() {\n    sql! { commit };\n}\n"
+    )
+    (tmp_path / "b.pell").write_text(
+        "module shop::orders;\n\nimport shop::stock;\n\n@retry(n = 3, on = [deadlock])\n"
+        "pub fn run() {\n    stock::close_day();\n}\n"
+    )
+    code, lines = _check([str(tmp_path / "b.pell")], capsys)
+    assert code == 1
+    assert any(
+        "b.pell:7:5: error:" in line and "[commit-in-retry]" in line for line in lines
+    ), lines
+
+
+def test_an_unchanged_module_is_compiled_again_when_a_module_it_imports_changes(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "bank"
+    shutil.copytree(PROJECTS / "bank", project)
+    out = tmp_path / "out"
+    assert main(["build", str(project), "-d", str(out)]) == 0
+    accounts = project / "accounts.pell"
+    # the record loses a field: the importer that builds the record must now fail
+    accounts.write_text(
+        accounts.read_text().replace("owner: text, balance: number", "owner: text"),
+        encoding="utf-8",
+    )
+    assert main(["build", str(project), "-d", str(out)]) == 1
+
+
+# ---- stubs -------------------------------------------------------------------
+
+
+def test_every_shipped_stub_is_a_checked_stub_module() -> None:
+    names = {path[0] for path in shipped_stubs()}
+    assert {
+        "dbms_output", "dbms_random", "dbms_session", "dbms_lock", "dbms_utility",
+        "dbms_application_info", "dbms_sql", "dbms_stats", "dbms_scheduler", "utl_http",
+        "utl_file", "utl_raw", "utl_url", "utl_smtp",
+    } <= names  # fmt: skip
+    for path in shipped_stubs():
+        module = stub_index().parsed(path)
+        assert module is not None and module.is_stub
+        text = (Path(__file__).parents[1] / "pell" / "stubs" / f"{path[0]}.pell").read_text()
+        result = compile_source(text, f"{path[0]}.pell")
+        assert result.ok_stub, [d.message for d in result.diagnostics]
+
+
+def test_stubbed_calls_are_typed_and_need_no_import() -> None:
+    source = """module m;
+
+pub fn f() -> number {
+    dbms_output::put_line("x");
+    dbms_output::put_line("x", 2);
+    dbms_output::nosuch();
+    let n: text = dbms_random::value();
+    return dbms_random::value();
+}
+"""
+    messages = [
+        (d.code, d.message) for d in compile_source(source, "m.pell").diagnostics if d.is_error
+    ]
+    assert messages == [
+        ("arity", "fn `dbms_output::put_line` takes 1 argument, but 2 were given"),
+        ("unknown-fn", "module `dbms_output` has no fn `nosuch`"),
+        ("type-mismatch", "`n` is declared `text` but is given a `number`"),
+    ]
+
+
+def test_stub_marks_drive_the_retry_checks() -> None:
+    source = """module m;
+
+@retry(n = 3, on = [deadlock])
+pub fn f() {
+    utl_http::request("http://example.com/");
+    dbms_stats::gather_table_stats("HR", "EMP");
+}
+"""
+    found = {d.code: d.message for d in compile_source(source, "m.pell").diagnostics}
+    assert "sends an HTTP request" in found["side-effect-in-retry"]
+    assert "commits before and after its work" in found["commit-in-retry"]
+
+
+def test_optional_stub_parameters_may_be_left_out() -> None:
+    source = """module m;
+
+pub fn f() {
+    dbms_stats::gather_table_stats("HR", "EMP");
+    dbms_stats::gather_table_stats("HR");
+}
+"""
+    errors = [d for d in compile_source(source, "m.pell").diagnostics if d.is_error]
+    short = source.index('dbms_stats::gather_table_stats("HR");')
+    assert len(errors) == 1 and errors[0].code == "arity" and errors[0].span.start == short
