@@ -217,10 +217,11 @@ def _compiling(path: Path) -> Iterator[None]:
     """An exception inside is a bug met while compiling `path` (exit 3), except what the user
     must fix (InputError, UsageError) and a closed standard output."""
     from pell.build import InputError
+    from pell.project import ConfigError
 
     try:
         yield
-    except (InputError, UsageError, StdoutClosed):
+    except (InputError, ConfigError, UsageError, StdoutClosed):
         raise
     except Exception as error:
         raise InternalError(path, error) from error
@@ -660,8 +661,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     except Exception as error:
         from pell.build import InputError
+        from pell.project import ConfigError
 
-        if isinstance(error, InputError):
+        if isinstance(error, InputError | ConfigError):
             _report(error)
             return EXIT_USAGE
         sys.stderr.write(InternalError(None, error).describe() + "\n")

@@ -192,3 +192,13 @@ pub fn f() {
     errors = [d for d in compile_source(source, "m.pell").diagnostics if d.is_error]
     short = source.index('dbms_stats::gather_table_stats("HR");')
     assert len(errors) == 1 and errors[0].code == "arity" and errors[0].span.start == short
+
+
+def test_a_bad_configuration_is_one_line_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.pellc]\ntarget = "9i"\n')
+    (tmp_path / "m.pell").write_text("module m;\n")
+    assert main(["check", str(tmp_path / "m.pell")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pyproject.toml: [tool.pellc]: target `9i`" in err
