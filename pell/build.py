@@ -308,7 +308,7 @@ def build_tree(
         except FileError as error:
             result.file_errors.append(error)
             texts[unit.path] = (None, None)
-    project = Project.of(
+    project = Project(
         [project_file(u.path, text, u.path.name) for u in units if (text := texts[u.path][0])]
     )
     for number, unit in enumerate(units, start=1):

@@ -225,10 +225,6 @@ class Project:
         self.index = ModuleIndex(files, is_project)
         self._by_path = {file.path: file for file in files}
 
-    @staticmethod
-    def of(files: list[ProjectFile]) -> Project:
-        return Project(files)
-
     def duplicate_of(self, path: Path) -> Diagnostic | None:
         """An error at this file's module line when another file declares the same module."""
         file = self._by_path.get(path)
