@@ -15,18 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pell import CompileResult, __version__, compile_source, decode_source
-from pell.ast import ErrorDecl, Module
 from pell.checker.retry_facts import ModuleFacts
 from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
+from pell.error_codes import CATEGORY_RANGES, DeclaredError, declared_errors
 from pell.project import Project, ProjectFile, project_file
-from pell.runtime import (
-    describe_clash,
-    error_category,
-    name_clashes,
-    number_errors,
-    runtime_sql,
-)
+from pell.runtime import project_runtime, references_runtime
 
 MANIFEST = ".pellc-manifest.json"
 _UMASK = os.umask(0)
@@ -120,41 +114,39 @@ def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]
     return units, errors
 
 
-def project_of(inputs: list[Path]) -> Project:
-    """The project a command's inputs make: the trees given, or for files named one by one,
-    `single_file_project`."""
-    if not any(path.is_dir() for path in inputs):
-        return single_file_project(inputs)
-    units, _ = find_sources(inputs)
-    return Project(_readable([unit.path for unit in units]))
-
-
-def _readable(paths: list[Path]) -> list[ProjectFile]:
-    files = []
-    for path in paths:
-        try:
-            text, _ = decode_source(read_source(path), path.name)
-        except FileError:
-            continue
-        if text is not None:
-            files.append(project_file(path, text))
-    return files
-
-
-def single_file_project(paths: list[Path]) -> Project:
-    """The project of files named one by one: every `.pell` under the directory whose
-    `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is nearest above the first file,
-    with the files themselves; without one, the files alone. A file that cannot be read or is
-    not UTF-8 is left out here: its own command reports it."""
+def project_of(inputs: list[Path], texts: dict[Path, str | None] | None = None) -> Project:
+    """The project of a command's inputs: every `.pell` under the directory whose
+    `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is nearest above the first input,
+    with the inputs themselves; without one, the trees and files given. A file that cannot be
+    read or is not UTF-8 is left out (its own command reports it) and makes the project
+    incomplete. `texts` holds the inputs' texts when the caller has read them already."""
     from pell.project import find_config
 
-    config = find_config(paths[0].parent if paths else Path("."))
-    units, _ = find_sources([config.root]) if config.root is not None else ([], [])
-    found = {unit.path.absolute(): unit.path for unit in units}
-    for path in paths:
-        found[path.absolute()] = path  # as the command names it
-    files = _readable([found[resolved] for resolved in sorted(found)])
-    return Project(files, is_project=config.root is not None or len(paths) > 1)
+    config = find_config(inputs[0] if inputs else Path("."))
+    units, unlisted = find_sources(inputs)
+    found = {unit.path.absolute(): unit.path for unit in units}  # as the command names them
+    if config.root is not None:
+        more, unlisted_more = find_sources([config.root])
+        unlisted += unlisted_more
+        for unit in more:
+            found.setdefault(unit.path.absolute(), unit.path)
+    files: list[ProjectFile] = []
+    complete = not unlisted
+    for resolved in sorted(found):
+        path = found[resolved]
+        if texts is not None and path in texts:
+            text = texts[path]
+        else:
+            try:
+                text, _ = decode_source(read_source(path), path.name)
+            except FileError:
+                text = None
+        if text is None:
+            complete = False
+        else:
+            files.append(project_file(path, text))
+    is_project = config.root is not None or len(inputs) > 1 or any(p.is_dir() for p in inputs)
+    return Project(files, is_project, config, complete)
 
 
 @dataclass(slots=True)
@@ -170,12 +162,15 @@ class ModuleOutcome:
 class BuildResult:
     outcomes: list[ModuleOutcome] = field(default_factory=list)
     runtime: str | None = None  # the runtime's status, as for modules; None: no errors declared
-    runtime_problem: str | None = None  # why the runtime could not be written
     # Outputs of modules that no longer exist (with their source maps) and temporary files of
     # interrupted writes, relative to the output directory: removed by a build, stale to --check.
     leftovers: list[Path] = field(default_factory=list)
     # Files that could not be read, written or removed; the rest of the build went on.
     file_errors: list[FileError] = field(default_factory=list)
+    # Why the runtime could not be written, at the declarations (the project's, built or not).
+    runtime_diagnostics: list[tuple[ProjectFile, Diagnostic]] = field(default_factory=list)
+    code_file: str | None = None  # the code file's status, as for modules; None: not recorded
+    code_file_path: Path | None = None
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -192,6 +187,9 @@ class BuildResult:
             render_all(o.diagnostics, SourceFile(str(o.unit.path), o.source.text), pretty)
             for o in self.outcomes
             if o.source is not None and o.diagnostics
+        ) + "".join(
+            render_all([diagnostic], file.source, pretty)
+            for file, diagnostic in self.runtime_diagnostics
         )
 
     def summary(self) -> str:
@@ -201,18 +199,27 @@ class BuildResult:
             parts.append(f"removed {len(self.leftovers)}")
         if self.runtime is not None:
             parts.append(f"runtime {self.runtime}")
+        if self.code_file == "built" and self.code_file_path is not None:
+            parts.append(f"{self.code_file_path.name} updated")
         return ", ".join(parts)
 
 
-def _runtime_entry(entry: dict[str, object]) -> tuple[str, list[list[str]]]:
+def _recorded_errors(entry: dict[str, object]) -> list[list[str]]:
+    """A manifest entry's errors: [name, category] each."""
     errors = entry.get("errors", [])
-    return str(entry.get("module")), [list(e) for e in errors] if isinstance(errors, list) else []
-
-
-def _errors_of(module: Module) -> list[list[str]]:
+    if not isinstance(errors, list):
+        return []
     return [
-        [item.name, error_category(item)] for item in module.items if isinstance(item, ErrorDecl)
+        e
+        for e in errors
+        if isinstance(e, list) and len(e) == 2 and e[1] in CATEGORY_RANGES and isinstance(e[0], str)
     ]
+
+
+def _references_runtime(entry: dict[str, object]) -> bool:
+    """Whether a manifest entry's module names pell_runtime (an entry written before the flag
+    was recorded: whether it declared errors)."""
+    return bool(entry.get("runtime", entry.get("errors")))
 
 
 def _cached_facts(entry: dict[str, object]) -> ModuleFacts | None:
@@ -294,7 +301,6 @@ def build_tree(
     old_entries = recorded if same_compiler else {}
     entries: dict[str, dict[str, object]] = {}
     result = BuildResult(file_errors=list(unlisted))
-    modules_for_runtime: list[tuple[str, list[list[str]]]] = []
 
     # Outputs are written only once every module is compiled: the retry checks that follow
     # calls into other modules can still fail a module that compiled on its own.
@@ -308,9 +314,7 @@ def build_tree(
         except FileError as error:
             result.file_errors.append(error)
             texts[unit.path] = (None, None)
-    project = Project(
-        [project_file(u.path, text, u.path.name) for u in units if (text := texts[u.path][0])]
-    )
+    project = project_of(inputs, {path: text for path, (text, _) in texts.items()})
     for number, unit in enumerate(units, start=1):
         if progress is not None:
             progress(number, len(units), unit)
@@ -336,7 +340,6 @@ def build_tree(
                 and (not source_maps or (out_dir / f"{key}.map.json").exists())
             ):
                 entries[key] = {**old, "path": ref}
-                modules_for_runtime.append(_runtime_entry(old))
                 outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
                 result.outcomes.append(outcome)
                 facts.append((outcome, cached_facts))
@@ -355,15 +358,13 @@ def build_tree(
         if compiled is None or compiled.sql is None or module is None:
             if isinstance(old, dict):  # keep what the last good build knew
                 entries[key] = {**old, "path": ref}
-                modules_for_runtime.append(_runtime_entry(old))
             continue
-        errors = _errors_of(module)
-        modules_for_runtime.append((module.dotted_name, errors))
         entry: dict[str, object] = {
             "source": source_hash,
             "output": sha256(compiled.sql),
             "module": module.dotted_name,
-            "errors": errors,
+            "errors": [[e.name, e.category] for e in declared_errors(module)],
+            "runtime": references_runtime(compiled.sql),
             "path": ref,
             "depends": depends,
         }
@@ -404,20 +405,28 @@ def build_tree(
                 outcome.status = "built"
                 entries[key] = entry
                 continue
-        # Its previous output stays, and with it the errors the runtime declares for it.
-        modules_for_runtime.remove((str(entry["module"]), entry["errors"]))  # type: ignore[arg-type]
-        previous = entries.get(key)
-        if previous is not None:
-            modules_for_runtime.append(_runtime_entry(previous))
+        # Its previous output stays (entries[key] is still the previous entry).
 
     # The output directory holds every module the manifest records, built now or before.
     orphans, carried = _recorded_elsewhere(out_dir, units, recorded, complete=not unlisted)
     for key, entry in carried.items():
         entries[key] = entry
-        modules_for_runtime.append(_runtime_entry(entry))
+    # The runtime is the whole project's, whatever subset is built; it is written when any
+    # module declares an error or any output names pell_runtime.
+    # Modules of the output directory that the project does not hold (built before, from
+    # inputs outside it) keep their errors in the runtime too.
+    known = {".".join(file.declares).lower() for file in project.files if file.declares}
+    elsewhere = [
+        DeclaredError(str(entry.get("module")), str(error[0]), str(error[1]))
+        for entry in entries.values()
+        if str(entry.get("module")).lower() not in known
+        for error in _recorded_errors(entry)
+    ]
+    runtime = project_runtime(project, elsewhere)
+    needs_runtime = bool(runtime.errors) or any(_references_runtime(e) for e in entries.values())
     stale = [out_dir / name for key in orphans for name in (key, f"{key}.map.json")]
     runtime_path = out_dir / RUNTIME_FILE
-    if manifest.get("runtime_errors") and not any(errors for _, errors in modules_for_runtime):
+    if manifest.get("runtime_errors") and not needs_runtime:
         stale.append(runtime_path)  # written for errors that no module declares any more
     stale += [
         path
@@ -430,20 +439,31 @@ def build_tree(
             if key in orphans:
                 entries[key] = orphans[key]  # to try again next time
 
-    try:
-        result.runtime = _runtime(out_dir, modules_for_runtime, manifest, check_only, same_compiler)
-    except RuntimeOverflow as overflow:
-        result.runtime, result.runtime_problem = "failed", str(overflow)
-    except FileError as error:
+    runtime_sql_text: str | None = None
+    if needs_runtime and runtime.problems:
         result.runtime = "failed"
-        result.file_errors.append(error)
+        result.runtime_diagnostics = runtime.problems
+    elif needs_runtime:
+        runtime_sql_text = runtime.sql(__version__)
+        try:
+            result.runtime = _write_or_check(runtime_path, runtime_sql_text, check_only)
+        except FileError as error:
+            result.runtime = "failed"
+            result.file_errors.append(error)
+    book_text = runtime.new_book_text
+    if runtime.book_path is not None and book_text is not None and not runtime.problems:
+        try:
+            result.code_file = _write_or_check(runtime.book_path, book_text, check_only)
+        except FileError as error:
+            result.file_errors.append(error)
+        result.code_file_path = runtime.book_path
     if not check_only:
         new_manifest = {
             "version": __version__,
             "target": target,
             "modules": dict(sorted(entries.items())),
-            "runtime_errors": sha256(json.dumps(sorted(modules_for_runtime)))
-            if result.runtime is not None
+            "runtime_errors": sha256(runtime_sql_text)
+            if runtime_sql_text is not None and result.runtime != "failed"
             else manifest.get("runtime_errors")
             if runtime_path.exists()
             else None,
@@ -504,55 +524,12 @@ def _remove(path: Path, out_dir: Path, check_only: bool, result: BuildResult) ->
     return True
 
 
-class RuntimeOverflow(Exception):
-    """More errors in a category than its code range holds."""
-
-
-def _runtime(
-    out_dir: Path,
-    modules: list[tuple[str, list[list[str]]]],
-    manifest: dict[str, object],
-    check_only: bool,
-    same_compiler: bool,
-) -> str | None:
-    """Write (or check) pell_runtime.sql when any module declares errors."""
-    if not any(errors for _, errors in modules):
-        return None
-    fingerprint = sha256(json.dumps(sorted(modules)))
-    path = out_dir / RUNTIME_FILE
-    synthetic = [_module_stub(name, errors) for name, errors in sorted(modules)]
-    numbered, overflows = number_errors(synthetic)
-    problems = [
-        f"the project declares {o.count} {o.category} errors; their code range holds {o.capacity}"
-        for o in overflows
-    ] + [describe_clash(*clash) for clash in name_clashes(numbered)]
-    if problems:
-        raise RuntimeOverflow("; ".join(problems))
-    sql = runtime_sql(numbered, __version__)
+def _write_or_check(path: Path, text: str, check_only: bool) -> str:
+    """Write `text` to `path` unless it holds it already: `built` or `unchanged`; checking,
+    `fresh`, `stale` or `missing`."""
     if check_only:
-        return _freshness(path, sql)
-    if (
-        same_compiler
-        and manifest.get("runtime_errors") == fingerprint
-        and _file_hash(path) == sha256(sql)
-    ):
+        return _freshness(path, text)
+    if _file_hash(path) == sha256(text):
         return "unchanged"
-    write_atomically(path, sql)
+    write_atomically(path, text)
     return "built"
-
-
-def _module_stub(name: str, errors: list[list[str]]) -> Module:
-    """Just enough of a module for error numbering: its name and its error declarations."""
-    from pell import ast
-
-    items = tuple(
-        ast.ErrorDecl(
-            error,
-            (),
-            True,
-            (ast.Annotation(category, (), span=ast.NO_SPAN),) if category != "propagate" else (),
-            span=ast.NO_SPAN,
-        )
-        for error, category in errors
-    )
-    return ast.Module(tuple(name.split(".")), (), items, span=ast.NO_SPAN)

@@ -289,9 +289,11 @@ def _run_build(
             sys.stderr.write(f"\r\x1b[Kbuilding {index}/{total} {unit.path}")
             sys.stderr.flush()
 
+    from pell.project import ConfigError
+
     try:
         result = build_tree(args.files, out_dir, args.target, check_only, source_maps, progress)
-    except InputError:
+    except (InputError, ConfigError):
         raise
     except Exception as error:
         raise InternalError(current[0], error) from error
@@ -314,6 +316,8 @@ def _build_tree(args: argparse.Namespace) -> int:
         ]
         if result.runtime in ("missing", "stale"):
             problems.append((str(result.runtime), out_dir / "pell_runtime.sql"))
+        if result.code_file in ("missing", "stale") and result.code_file_path is not None:
+            problems.append((str(result.code_file), result.code_file_path))
         problems += [("stale", out_dir / path) for path in result.leftovers]
         for status, path in problems:
             sys.stderr.write(f"{path}: {status}\n")
@@ -321,10 +325,8 @@ def _build_tree(args: argparse.Namespace) -> int:
             f"checked {len(result.outcomes)}: fresh {result.count('fresh')}, "
             f"stale or missing {len(problems)}, failed {result.count('failed')}\n"
         )
-        return _exit_code(bool(result.file_errors), bool(problems) or result.failed)
-    if result.runtime_problem is not None:
-        path = out_dir / "pell_runtime.sql"
-        sys.stderr.write(f"{path}: error: {result.runtime_problem}  [too-many-errors]\n")
+        failed = bool(problems) or result.failed or result.runtime == "failed"
+        return _exit_code(bool(result.file_errors), failed)
     sys.stderr.write(result.summary() + "\n")
     return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
 
@@ -451,10 +453,9 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _runtime(args: argparse.Namespace) -> int:
     from pell import __version__, parse
-    from pell.ast import ErrorDecl, Module
-    from pell.build import FileError, find_sources, write_atomically
-    from pell.diagnostics import Diagnostic, SourceFile, has_errors, render_all
-    from pell.runtime import describe_clash, name_clashes, number_errors, runtime_sql
+    from pell.build import FileError, find_sources, project_of, write_atomically
+    from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.runtime import project_runtime
 
     for directory in args.dirs:
         if not directory.is_dir():
@@ -463,62 +464,39 @@ def _runtime(args: argparse.Namespace) -> int:
     units, file_errors = find_sources(args.dirs)
     for problem in file_errors:
         _report(problem)
-    modules: list[Module] = []
-    sources: dict[str, tuple[SourceFile, Module]] = {}
+    texts: dict[Path, str | None] = {}
     failed = False
     unreadable = bool(file_errors)
     for path in (unit.path for unit in units):
         try:
-            text = _read_source(path, args.pretty)
+            texts[path] = text = _read_source(path, args.pretty)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
+        failed = failed or text is None
+    project = project_of(args.dirs, texts)
+    for path, text in texts.items():
         if text is None:
-            failed = True
             continue
-        source = SourceFile(str(path), text)
         with _compiling(path):
-            module, diagnostics = parse(text)
-        if module is not None and module.dotted_name in sources:
-            first_source, first = sources[module.dotted_name]
-            line, col = first_source.line_col(first.span.start)
-            diagnostics.append(
-                Diagnostic.of(
-                    "duplicate-name",
-                    f"module `{module.dotted_name}` is also declared at "
-                    f"{first_source.name}:{line}:{col}; error codes would clash",
-                    module.span,
-                )
-            )
-        sys.stderr.write(render_all(diagnostics, source, args.pretty))
-        if module is None or has_errors(diagnostics):
-            failed = True
-            continue
-        modules.append(module)
-        sources[module.dotted_name] = (source, module)
-    numbered, overflows = number_errors(modules)
-    for overflow in overflows:
-        module_name, decl = overflow.first_extra
-        source = sources[module_name][0]
-        diagnostic = Diagnostic.of(
-            "too-many-errors",
-            f"the project declares {overflow.count} {overflow.category} errors; their code "
-            f"range holds {overflow.capacity}",
-            decl.span,
-        )
-        sys.stderr.write(render_all([diagnostic], source, args.pretty))
-        failed = True
-    for earlier, clashing in name_clashes(numbered):
-        source, module = sources[clashing.module]
-        decl = next(i for i in module.items if isinstance(i, ErrorDecl) and i.name == clashing.name)
-        message = describe_clash(earlier, clashing)
-        diagnostic = Diagnostic.of("duplicate-name", message, decl.span)
-        sys.stderr.write(render_all([diagnostic], source, args.pretty))
+            _, diagnostics = parse(text)
+        duplicate = project.duplicate_of(path)
+        if duplicate is not None:
+            diagnostics.append(duplicate)
+        sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
+        failed = failed or has_errors(diagnostics)
+    with _compiling(units[0].path if units else Path(".")):
+        runtime = project_runtime(project)
+    for file, diagnostic in runtime.problems:
+        sys.stderr.write(render_all([diagnostic], file.source, args.pretty))
         failed = True
     if failed or unreadable:
         return _exit_code(unreadable, failed)
-    sql = runtime_sql(numbered, __version__)
+    book = runtime.new_book_text
+    if runtime.book_path is not None and book is not None and book != runtime.book_text:
+        write_atomically(runtime.book_path, book)
+    sql = runtime.sql(__version__)
     if args.output is not None:
         write_atomically(args.output, sql)
     else:
@@ -597,11 +575,12 @@ def _deploy(args: argparse.Namespace) -> int:
             sys.stderr.write("nothing deployed: a script does not split into statements\n")
             return EXIT_ERRORS
         where = deploy.redact(dsn) if dsn else "(no database given)"
+        steps = deploy.deployment_steps(plan)
         if args.dry_run:
             _stdout(f"deploy to {where} (dry run: nothing is sent)\n")
-            for number, (script, statements) in enumerate(plan, start=1):
-                objects = ", ".join(f"{s.object_type} {s.object_name}" for s in statements)
-                _stdout(f"  {number}. {script.path.relative_to(out_dir)}: {objects}\n")
+            for number, (script, statement) in enumerate(steps, start=1):
+                label = f"{statement.object_type} {statement.object_name}"
+                _stdout(f"  {number}. {script.path.relative_to(out_dir)}: {label}\n")
             return EXIT_OK
         try:
             import oracledb
@@ -617,7 +596,7 @@ def _deploy(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
         failed = False
         with connection, connection.cursor() as cursor:
-            for script, statement, errors in deploy.run_scripts(cursor, plan):
+            for script, statement, errors in deploy.run_scripts(cursor, steps):
                 label = f"{statement.object_type} {statement.object_name}"
                 _stdout(
                     f"{script.path.relative_to(out_dir)}: {label}: {'FAILED' if errors else 'ok'}\n"

@@ -160,13 +160,36 @@ def fetch_errors(cursor: Cursor, statement: Statement) -> list[CompileError]:
     return [CompileError(int(r[0]), int(r[1]), str(r[2]), str(r[3])) for r in cursor.fetchall()]
 
 
-def run_scripts(
-    cursor: Cursor, plan: Iterable[tuple[Script, list[Statement]]]
-) -> Iterator[tuple[Script, Statement, list[str]]]:
-    """Run each script's statements (split_script's); yield each with its mapped compile errors
-    (empty when it compiled)."""
+def deployment_steps(
+    plan: Iterable[tuple[Script, list[Statement]]],
+) -> list[tuple[Script, Statement]]:
+    """The statements of `plan` (scripts in deployment_order) in the order they must run:
+    pell_runtime, then every package and type spec, then every body. A body needs its own spec
+    (ORA-04041: "package specification must be created first before creating package body")
+    and compiles against the specs of the packages it calls: a body created before one of
+    them is created with compilation errors (Database Development Guide, "Schema Object
+    Dependency": a dependent object is compiled against its referenced objects). With every
+    spec first, modules that call each other in a cycle deploy too."""
+    runtime: list[tuple[Script, Statement]] = []
+    specs: list[tuple[Script, Statement]] = []
+    bodies: list[tuple[Script, Statement]] = []
     for script, statements in plan:
         for statement in statements:
-            cursor.execute(statement.text)
-            errors = fetch_errors(cursor, statement)
-            yield script, statement, [map_error(e, statement, script) for e in errors]
+            if script.path.name == RUNTIME_FILE:
+                runtime.append((script, statement))
+            elif statement.object_type.endswith("BODY"):
+                bodies.append((script, statement))
+            else:
+                specs.append((script, statement))
+    return runtime + specs + bodies
+
+
+def run_scripts(
+    cursor: Cursor, steps: Iterable[tuple[Script, Statement]]
+) -> Iterator[tuple[Script, Statement, list[str]]]:
+    """Run each statement (deployment_steps' order); yield each with its mapped compile
+    errors (empty when it compiled)."""
+    for script, statement in steps:
+        cursor.execute(statement.text)
+        errors = fetch_errors(cursor, statement)
+        yield script, statement, [map_error(e, statement, script) for e in errors]

@@ -25,6 +25,7 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         from pell.build import InputError, build_tree
+        from pell.project import ConfigError
 
         root = Path(self.root)
         sources = [root / s for s in self.config.get("sources", ["db"])]
@@ -36,13 +37,11 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         self._output = Path(tempfile.mkdtemp(prefix="pellc-hatch-"))
         try:
             result = build_tree(sources, self._output, str(self.config.get("target", "23ai")))
-        except InputError as error:
+        except (InputError, ConfigError) as error:
             raise RuntimeError(f"pell build hook: {error}") from error
         if result.failed or result.runtime == "failed" or result.file_errors:
             problems = result.rendered_diagnostics()
             problems += "".join(f"{error}\n" for error in result.file_errors)
-            if result.runtime_problem is not None:
-                problems += f"{result.runtime_problem}\n"
             raise RuntimeError("pell build hook: modules have errors\n" + problems)
         for path in sorted(self._output.rglob("*.sql")):
             relative = path.relative_to(self._output).as_posix()

@@ -220,8 +220,18 @@ _IMPORT = re.compile(r"^\s*import\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*;"
 class Project:
     """The files of one project, with the index their modules import from."""
 
-    def __init__(self, files: list[ProjectFile], is_project: bool = True) -> None:
+    def __init__(
+        self,
+        files: list[ProjectFile],
+        is_project: bool = True,
+        config: Config | None = None,
+        complete: bool = True,
+    ) -> None:
         self.files = files
+        self.config = config or Config()
+        # False when a file of the project could not be listed, read or decoded: what it
+        # declares is unknown (its error codes are not retired).
+        self.complete = complete
         self.index = ModuleIndex(files, is_project)
         self._by_path = {file.path: file for file in files}
 

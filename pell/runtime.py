@@ -3,82 +3,111 @@ project-wide, plus the JSON helpers raised errors use for their payload."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pell import ast
-from pell.naming import RUNTIME_PACKAGE, TRANSACTION_OPEN, exception_name
+from pell.diagnostics import Diagnostic
+from pell.error_codes import (
+    TRANSACTION_OPEN_CODE,
+    CodeOverflow,
+    DeclaredError,
+    NumberedError,
+    Numbering,
+    assign_codes,
+    declared_errors,
+    error_category,
+    read_code_book,
+)
+from pell.naming import RUNTIME_PACKAGE, TRANSACTION_OPEN
 
-# Category -> (first code, last code); codes are handed out from the first, downwards.
-# -20399, the last panic code, is pellc's own: a transaction-scoped @retry called with a
-# transaction already open.
-CATEGORY_RANGES: dict[str, tuple[int, int]] = {
-    "propagate": (-20100, -20199),
-    "skip": (-20200, -20299),
-    "panic": (-20300, -20398),
-}
-TRANSACTION_OPEN_CODE = -20399
+if TYPE_CHECKING:
+    from pell.project import Project, ProjectFile
 
+__all__ = ["describe_clash", "error_category", "name_clashes", "number_errors", "runtime_sql"]
 
-def error_category(error: ast.ErrorDecl) -> str:
-    names = [a.name for a in error.annotations if a.name in CATEGORY_RANGES]
-    return names[0] if names else "propagate"
-
-
-@dataclass(frozen=True, slots=True)
-class NumberedError:
-    """One error of the project with the code it was given."""
-
-    module: str  # dotted module name
-    name: str
-    category: str
-    exception: str  # the exception's name in pell_runtime
-    code: int
+# A module's SQL that names the runtime package: it raises or catches a Pell error, or a
+# transaction-scoped retry raises pellc's own, or a payload uses the JSON helpers.
+_REFERENCE = re.compile(rf"\b{RUNTIME_PACKAGE}\s*\.", re.IGNORECASE)
 
 
-@dataclass(frozen=True, slots=True)
-class CodeOverflow:
-    category: str
-    count: int
-    capacity: int
-    first_extra: tuple[str, ast.ErrorDecl]  # (module, declaration) of the 101st error
+def references_runtime(sql: str) -> bool:
+    return _REFERENCE.search(sql) is not None
 
 
-def number_errors(
-    modules: list[ast.Module],
-) -> tuple[list[NumberedError], list[CodeOverflow]]:
-    """Codes for every error: modules by name, then declaration order, per category range."""
-    next_code = {category: first for category, (first, _) in CATEGORY_RANGES.items()}
-    numbered: list[NumberedError] = []
-    overflows: dict[str, CodeOverflow] = {}
-    for module in sorted(modules, key=lambda m: m.dotted_name):
-        for item in module.items:
-            if not isinstance(item, ast.ErrorDecl):
-                continue
-            category = error_category(item)
-            code = next_code[category]
-            last = CATEGORY_RANGES[category][1]
-            next_code[category] = code - 1
-            if code < last:
-                count = CATEGORY_RANGES[category][0] - code + 1
-                first = overflows.get(category)
-                capacity = CATEGORY_RANGES[category][0] - last + 1
-                overflows[category] = CodeOverflow(
-                    category,
-                    count,
-                    capacity,
-                    first.first_extra if first else (module.dotted_name, item),
-                )
-                continue
-            numbered.append(
-                NumberedError(
-                    module.dotted_name,
-                    item.name,
-                    category,
-                    exception_name(module.path, item.name),
-                    code,
-                )
-            )
-    return numbered, list(overflows.values())
+@dataclass(slots=True)
+class ProjectRuntime:
+    """The runtime of a whole project, whatever subset a command builds."""
+
+    numbering: Numbering
+    # Why it cannot be written (a category out of codes, two exceptions of one name), each at
+    # the declaration in its file.
+    problems: list[tuple[ProjectFile, Diagnostic]]
+    book_path: Path | None  # where the project records its codes; None: it does not
+    book_text: str | None  # what that file holds now (None: missing)
+
+    @property
+    def errors(self) -> list[NumberedError]:
+        return self.numbering.errors
+
+    @property
+    def new_book_text(self) -> str | None:
+        """The code file as it should be, when the project records codes and has any."""
+        book = self.numbering.book
+        if self.book_path is None or (not book.codes and not book.retired):
+            return self.book_text
+        return book.to_text()
+
+    def sql(self, version: str) -> str:
+        return runtime_sql(self.errors, version)
+
+
+def project_runtime(
+    project: Project, elsewhere: Sequence[DeclaredError] = ()
+) -> ProjectRuntime:
+    """Number every error of every module of `project` (its stubs have none) and `elsewhere`
+    (modules of an output directory the project does not hold), keeping the codes of the
+    project's code file. CodeFileError when the file is unusable."""
+    book_path = project.config.error_codes_path
+    book = read_code_book(book_path) if book_path is not None else None
+    book_text = book_path.read_text(encoding="utf-8") if book is not None and book_path else None
+    declared: list[DeclaredError] = list(elsewhere)
+    unknown: set[str] | None = None if not project.complete else set()
+    files: dict[str, ProjectFile] = {}
+    for file in project.files:
+        module = file.module
+        if module is None or project.duplicate_of(file.path) is not None:
+            if file.declares is None or unknown is None:
+                unknown = None
+            else:
+                unknown.add(".".join(file.declares))
+            continue
+        if module.is_stub:
+            continue
+        files[module.dotted_name] = file
+        declared += declared_errors(module)
+    numbering = assign_codes(declared, book, None if unknown is None else frozenset(unknown))
+    problems: list[tuple[ProjectFile, Diagnostic]] = []
+    for overflow in numbering.overflows:
+        extra = overflow.first_extra
+        if extra.decl is not None:
+            diagnostic = Diagnostic.of("too-many-errors", overflow.message, extra.decl.span)
+            problems.append((files[extra.module], diagnostic))
+    for earlier, clashing in name_clashes(numbering.errors):
+        if clashing.decl is not None:
+            message = describe_clash(earlier, clashing)
+            diagnostic = Diagnostic.of("duplicate-name", message, clashing.decl.span)
+            problems.append((files[clashing.module], diagnostic))
+    return ProjectRuntime(numbering, problems, book_path, book_text)
+
+def number_errors(modules: list[ast.Module]) -> tuple[list[NumberedError], list[CodeOverflow]]:
+    """Codes for the errors of `modules` alone, as a project without a code file numbers them:
+    modules by name, then declaration order, from the first code of each category's range."""
+    numbering = assign_codes([e for m in modules for e in declared_errors(m)], None)
+    return numbering.errors, numbering.overflows
 
 
 def name_clashes(errors: list[NumberedError]) -> list[tuple[NumberedError, NumberedError]]:

@@ -189,10 +189,12 @@ def test_too_many_errors_for_the_runtime_fails_the_build_with_a_message(
     out = tmp_path / "out"
     assert main(["build", str(src), "-d", str(out)]) == 1
     err = capsys.readouterr().err
+    # at the 101st declaration (line 1 is the module line)
     assert (
-        f"{out / 'pell_runtime.sql'}: error: the project declares 101 propagate errors; "
-        "their code range holds 100  [too-many-errors]"
+        f"{src / 'many.pell'}:102:1: error: the project declares 101 propagate errors; "
+        "their code range (-20100 .. -20199) holds 100  [too-many-errors]"
     ) in err
+    assert err.endswith("runtime failed\n")
     assert not (out / "pell_runtime.sql").exists()
 
 
@@ -442,4 +444,5 @@ def test_runtime_exceptions_of_two_modules_that_join_to_one_name_are_refused(
     assert main(["runtime", str(src), "-o", str(tmp_path / "rt.sql")]) == 1
     assert f"{src / 'one.pell'}:3:1: error: {message}  [duplicate-name]" in capsys.readouterr().err
     result = build_tree([src], tmp_path / "out")
-    assert result.runtime == "failed" and result.runtime_problem == message
+    assert result.runtime == "failed"
+    assert [(f.path.name, d.message) for f, d in result.runtime_diagnostics] == [("one.pell", message)]

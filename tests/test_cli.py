@@ -253,5 +253,5 @@ def test_runtime_reports_a_full_code_range(
     assert not output.exists()
     assert capsys.readouterr().err == (
         f"{source}:102:1: error: the project declares 101 propagate errors; their code range "
-        "holds 100  [too-many-errors]\n"
+        "(-20100 .. -20199) holds 100  [too-many-errors]\n"
     )

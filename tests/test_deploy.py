@@ -118,7 +118,8 @@ def test_dsn_password_is_never_shown(capsys: pytest.CaptureFixture[str]) -> None
     assert "tiger" not in out
     assert out.splitlines() == [
         "deploy to scott@db:1521/FREEPDB1 (dry run: nothing is sent)",
-        "  1. orders.sql: PACKAGE ORDERS, PACKAGE BODY ORDERS",
+        "  1. orders.sql: PACKAGE ORDERS",
+        "  2. orders.sql: PACKAGE BODY ORDERS",
     ]
 
 

@@ -220,8 +220,10 @@ def test_a_read_only_output_directory_is_a_write_error(
     assert err == (
         f"pellc: error: cannot write {out / 'a.sql'}: {reason}\n"
         f"pellc: error: cannot write {out / 'e.sql'}: {reason}\n"
+        # the runtime is the project's: e.pell declares an error, written or not
+        f"pellc: error: cannot write {out / 'pell_runtime.sql'}: {reason}\n"
         f"pellc: error: cannot write {out / '.pellc-manifest.json'}: {reason}\n"
-        "built 0, unchanged 0, failed 2\n"  # no module written declares an error: no runtime
+        "built 0, unchanged 0, failed 2, runtime failed\n"
     )
     code, err = _run(["runtime", str(src), "-o", str(out / "pell_runtime.sql")], capsys)
     assert (code, err) == (2, f"pellc: error: cannot write {out / 'pell_runtime.sql'}: {reason}\n")
