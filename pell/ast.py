@@ -387,6 +387,17 @@ class Module(Node):
     def dotted_name(self) -> str:
         return ".".join(self.path)
 
+    @property
+    def chosen_package(self) -> str | None:
+        """The package name `@package("name")` gives (checked by the checker), if any."""
+        annotation = self.annotation("package")
+        if annotation is None or len(annotation.args) != 1:
+            return None
+        value = annotation.args[0].value
+        if isinstance(value, StringLit) and all(isinstance(p, str) for p in value.parts):
+            return "".join(str(p) for p in value.parts)
+        return None
+
 
 # Field types that never hold a node: walks skip them.
 _LEAF_TYPES = frozenset({"Span", "bool", "int", "str", "str | None", "tuple[str, ...]"})

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pell import ast
 
 # The lowering's own variables and procedures. Pell locals are `l_<name>` (or `lv_<name>`
 # when the name starts with `pell_`, see local_name), so none of them can meet these.
@@ -114,11 +118,22 @@ def unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
-def package_name(module_path: tuple[str, ...]) -> tuple[str | None, str]:
-    """`hr.employees` -> (`hr`, `employees`); `orders` -> (None, `orders`); `a.b.c` -> (`a`, `b_c`)."""
+def package_name(
+    module_path: tuple[str, ...], chosen: str | None = None
+) -> tuple[str | None, str]:
+    """`hr.employees` -> (`hr`, `employees`); `orders` -> (None, `orders`); `a.b.c` -> (`a`, `b_c`).
+    `chosen` (a module's `@package("name")`) replaces the package part; the schema stays."""
+    schema = module_path[0].lower() if len(module_path) > 1 else None
+    if chosen is not None:
+        return schema, chosen.lower()
     if len(module_path) == 1:
         return None, _unreserved(module_path[0], "pkg_")
-    return module_path[0].lower(), _unreserved("_".join(module_path[1:]), "pkg_")
+    return schema, _unreserved("_".join(module_path[1:]), "pkg_")
+
+
+def module_package(module: ast.Module) -> tuple[str | None, str]:
+    """The schema and package a module lowers to."""
+    return package_name(module.path, module.chosen_package)
 
 
 def temporary_name(slug: str) -> str:

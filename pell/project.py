@@ -17,7 +17,7 @@ import os
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,7 +63,6 @@ class Config:
     target: str | None = None
     warnings_as_errors: bool = False
     allow: frozenset[str] = frozenset()  # warning codes not shown
-    packages: dict[str, str] = field(default_factory=dict)  # module -> PL/SQL package name
     error_codes: str = "pell-error-codes.json"  # relative to the root
 
     @property
@@ -71,7 +70,7 @@ class Config:
         return self.root / self.error_codes if self.root is not None else None
 
 
-_KEYS = {"target", "warnings-as-errors", "allow", "packages", "error-codes"}
+_KEYS = {"target", "warnings-as-errors", "allow", "error-codes"}
 
 
 def read_config(path: Path) -> Config | None:
@@ -111,18 +110,10 @@ def read_config(path: Path) -> Config | None:
             raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code")
         if CODES[code][0].value == "error":
             raise ConfigError(f"{where}: `allow` names `{code}`, an error; only warnings can be allowed")
-    packages = table.get("packages", {})
-    if not (isinstance(packages, dict) and all(isinstance(v, str) for v in packages.values())):
-        raise ConfigError(f"{where}: `packages` maps module names to package names")
-    for module, package in packages.items():
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_$#]{0,127}", package):
-            raise ConfigError(
-                f"{where}: package name `{package}` for `{module}` is not a plain Oracle name"
-            )
     codes = table.get("error-codes", "pell-error-codes.json")
     if not isinstance(codes, str) or not codes:
         raise ConfigError(f"{where}: `error-codes` is a file name")
-    return Config(path.parent, path, target, strict, frozenset(allow), dict(packages), codes)
+    return Config(path.parent, path, target, strict, frozenset(allow), codes)
 
 
 def find_config(start: Path) -> Config:

@@ -221,3 +221,45 @@ def reindent(sql: str, indent: str, first_column: int) -> str:
         offset = max(0, len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip()) - first_column)
         out.append(f"{indent}{' ' * offset}{stripped}")
     return "\n".join(out)
+
+
+# Keywords after which a statement names a table or view: `from t`, `join t`, `update t`,
+# `insert into t`, `merge into t`, `using t`, `delete t`.
+_TABLE_KEYWORDS = frozenset({"from", "join", "update", "into", "using", "delete"})
+
+
+def tables_named(sql: str) -> list[tuple[str | None, str, int]]:
+    """The tables and views a statement names, as (schema or None, name, offset of the name),
+    in order; `from a, b` names both. A subquery in parentheses is read for its own."""
+    try:
+        tokens = tokenize(sql)
+    except SqlTextError:
+        return []
+    found: list[tuple[str | None, str, int]] = []
+    index = 0
+    while index < len(tokens):
+        word = tokens[index].text.lower()
+        index += 1
+        if word not in _TABLE_KEYWORDS:
+            continue
+        while index < len(tokens) and _IDENTIFIER.match(tokens[index].text):
+            if tokens[index].text.lower() in _TABLE_KEYWORDS | {"select", "where", "set"}:
+                break
+            schema, name, start = None, tokens[index].text, tokens[index].start
+            if index + 2 < len(tokens) and tokens[index + 1].token_type == TokenType.DOT:
+                schema, name, start = name, tokens[index + 2].text, tokens[index + 2].start
+                index += 2
+            found.append((schema, name, start))
+            index += 1
+            if index < len(tokens) and tokens[index].token_type not in (
+                TokenType.COMMA, TokenType.L_PAREN,
+            ) and _IDENTIFIER.match(tokens[index].text) and tokens[index].text.lower() not in (
+                "where", "set", "values", "join", "on", "inner", "left", "right", "full",
+                "cross", "natural", "group", "order", "for", "select", "when", "using",
+            ):
+                index += 1  # an alias
+            if index < len(tokens) and tokens[index].token_type == TokenType.COMMA and word == "from":
+                index += 1
+                continue
+            break
+    return found

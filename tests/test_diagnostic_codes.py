@@ -23,6 +23,7 @@ TESTED_ELSEWHERE = {
     "verify-retried-error": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
     "verify-repeated-effect": "test_verify.py::test_the_lowered_trees_have_no_violation",
     # a project's codes need several files
+    "package-clash": "test_package_names.py::test_a_package_named_like_a_table_its_sql_uses_is_a_warning_at_the_table",
     "duplicate-module": "test_projects.py::test_two_files_declaring_one_module_are_an_error_at_both",
     "unknown-module": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",
     "private": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",

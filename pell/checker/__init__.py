@@ -334,6 +334,39 @@ def _enum_values(enum: ast.Enum, diagnostics: list[Diagnostic]) -> dict[str, str
     return values
 
 
+def check_package_clash(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+    """A warning at the first table or view of the module's SQL that has the package's name.
+    Oracle SQL Language Reference, "Database Object Names and Qualifiers" (namespaces): tables, views,
+    sequences, packages, procedures, functions and types of one schema share one namespace,
+    so the second CREATE fails with ORA-00955 (name is already used by an existing object)."""
+    from pell.sqltext import tables_named
+
+    if module.is_stub:
+        return
+    schema, package = naming.module_package(module)
+    for node in ast.walk(module):
+        if not isinstance(node, ast.SqlBlock):
+            continue
+        for table_schema, table, offset in tables_named(node.text):
+            same_schema = table_schema is None or schema is None or table_schema.lower() == schema
+            if table.lower() != package or not same_schema:
+                continue
+            start = node.text_start + offset
+            diagnostics.append(
+                Diagnostic.of(
+                    "package-clash",
+                    f"module `{module.dotted_name}` becomes the package `{package}`, the name of "
+                    f"the table or view `{table}` its SQL uses: one schema cannot hold both "
+                    "(ORA-00955)",
+                    ast.Span(start, start + len(table)),
+                    hints=(
+                        f'name the package: @package("{package}_api") before `module`',
+                    ),
+                )
+            )
+            return
+
+
 def check_identifier_lengths(
     checked: CheckedModule, target: str, diagnostics: list[Diagnostic]
 ) -> None:
@@ -341,7 +374,7 @@ def check_identifier_lengths(
     limit = naming.MAX_IDENTIFIER_BYTES[target]
     module = checked.module
     names: list[tuple[str, ast.Span]] = []
-    schema, package = naming.package_name(module.path)
+    schema, package = naming.module_package(module)
     names += [(package, module.span)] + ([(schema, module.span)] if schema else [])
     for name, record in checked.records.items():
         names.append((naming.record_type_name(name), record.decl.span))
@@ -413,6 +446,7 @@ def check(
         else:  # a signature alone (a stub's) has nothing to check
             checked.analyses[name] = FnAnalysis()
     check_identifier_lengths(checked, target, diagnostics)
+    check_package_clash(module, diagnostics)
     facts = check_retry_safety(checked, diagnostics)
     return dataclasses.replace(checked, retry_facts=facts), diagnostics
 

@@ -44,7 +44,7 @@ def plsql_package(module: ast.Module) -> str:
     is the Oracle package itself."""
     if module.is_stub:
         return ".".join(module.path).lower()
-    schema, package = naming.package_name(module.path)
+    schema, package = naming.module_package(module)
     return f"{schema}.{package}" if schema else package
 
 

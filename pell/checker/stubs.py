@@ -10,11 +10,12 @@ cannot undo and a retry would repeat. pellc ships stubs in `pell/stubs/` (docs/s
 from __future__ import annotations
 
 import functools
+import re
 
 from pell import ast
 from pell.diagnostics import Diagnostic
 
-MODULE_ANNOTATIONS = ("stub", "irreversible")
+MODULE_ANNOTATIONS = ("stub", "irreversible", "package")
 STUB_FN_ANNOTATIONS = ("commits", "irreversible")
 
 
@@ -44,7 +45,7 @@ def check_module_annotations(module: ast.Module, diagnostics: list[Diagnostic]) 
                     "unknown-annotation",
                     f"unknown annotation @{annotation.name} on a module; it is ignored",
                     annotation.span,
-                    hints=("annotations here are: @stub, @irreversible (stubs)",),
+                    hints=('annotations here are: @package("name"), @stub, @irreversible (stubs)',),
                 )
             )
         elif annotation.name == "stub" and annotation.args:
@@ -61,6 +62,30 @@ def check_module_annotations(module: ast.Module, diagnostics: list[Diagnostic]) 
             )
         elif annotation.name == "irreversible":
             _reason(annotation, diagnostics)
+        elif annotation.name == "package":
+            _check_package_name(module, annotation, diagnostics)
+
+
+def _check_package_name(
+    module: ast.Module, annotation: ast.Annotation, diagnostics: list[Diagnostic]
+) -> None:
+    """`@package("name")`: the PL/SQL package a module lowers to, a plain Oracle name."""
+    from pell.naming import ORACLE_RESERVED
+
+    name = module.chosen_package
+    problem = None
+    if module.is_stub:
+        problem = "a stub's package is the Oracle package of its module name; @package does not apply"
+    elif name is None:
+        problem = '@package takes one text, the package name: @package("orders_api")'
+    elif not re.fullmatch(r"[A-Za-z][A-Za-z0-9_$#]*", name):
+        problem = (
+            f"`{name}` is not a plain Oracle name (a letter, then letters, digits, `_`, `$`, `#`)"
+        )
+    elif name.lower() in ORACLE_RESERVED:
+        problem = f"`{name}` is an Oracle reserved word"
+    if problem is not None:
+        diagnostics.append(Diagnostic.of("annotation-argument", problem, annotation.span))
 
 
 def check_stub_items(module: ast.Module, diagnostics: list[Diagnostic]) -> None:

@@ -189,7 +189,7 @@ def header(source_name: str, source_text: str, version: str, target: str) -> str
 
 def lower(checked: CheckedModule, target: str) -> LoweredModule:
     """The module as PL/SQL: the package around its subprograms' statement trees."""
-    schema, name = naming.package_name(checked.module.path)
+    schema, name = naming.module_package(checked.module)
     spec_types, body_types = type_declarations(checked)
     fns = list(checked.fns.values())
     return LoweredModule(
