@@ -378,7 +378,7 @@ def build_tree(
 
     across = project_findings([module_facts for _, module_facts in facts])
     for outcome, module_facts in facts:
-        found = across.get(module_facts.name)
+        found = project.config.settle(across.get(module_facts.name, []))
         if not found:
             continue
         outcome.diagnostics = (*outcome.diagnostics, *found)

@@ -60,7 +60,24 @@ def _flush_stdout() -> None:
 
 
 def _report(error: Exception) -> None:
-    sys.stderr.write(f"pellc: error: {error}\n")
+    from pell.diagnostics import output_format
+
+    if output_format.get() == "json":
+        path = getattr(error, "path", None)
+        shown = {"severity": "error", "message": str(error)}
+        sys.stderr.write(json.dumps(shown | ({"path": str(path)} if path else {})) + "\n")
+    else:
+        sys.stderr.write(f"pellc: error: {error}\n")
+
+
+def _apply_settings(args: argparse.Namespace) -> None:
+    """The project's `target` when `--target` is not given (the project of the first input:
+    `[tool.pellc]` or pell.toml at or above it)."""
+    from pell.project import find_config
+
+    if getattr(args, "target", "") is None:
+        inputs = getattr(args, "files", None) or [getattr(args, "file", Path("."))]
+        args.target = find_config(inputs[0]).target or "23ai"
 
 
 def _exit_code(file_errors: bool, failed: bool) -> int:
@@ -75,11 +92,17 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--target",
         choices=TARGETS,
-        default="23ai",
-        help="Oracle version to generate for (default 23ai)",
+        default=None,
+        help="Oracle version to generate for (default: the project's `target`, else 23ai)",
     )
     common.add_argument(
         "--pretty", action="store_true", help="show the source line and hints under each diagnostic"
+    )
+    common.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="diagnostics as `path:line:col: ...` lines (text) or one JSON object per line",
     )
     parser = argparse.ArgumentParser(
         prog="pellc",
@@ -123,6 +146,9 @@ def _parser() -> argparse.ArgumentParser:
     runtime.add_argument("-o", "--output", type=Path, metavar="FILE.sql", help="write it here")
     runtime.add_argument(
         "--pretty", action="store_true", help="show source lines under diagnostics"
+    )
+    runtime.add_argument(
+        "--format", choices=("text", "json"), default="text", help="diagnostics as text or JSON"
     )
     explain = commands.add_parser(
         "explain",
@@ -384,7 +410,7 @@ def _check(args: argparse.Namespace) -> int:
     for path, text, result in compiled:
         diagnostics = list(result.diagnostics)
         if result.retry_facts is not None:
-            diagnostics += across.get(result.retry_facts.name, [])
+            diagnostics += project.config.settle(across.get(result.retry_facts.name, []))
         sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
         failed = failed or has_errors(diagnostics)
     if not (failed or unreadable or args.no_verify):
@@ -626,7 +652,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as exit_:
             code = int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
         else:
-            code = COMMANDS[args.command](args)
+            from pell.diagnostics import output_format
+
+            token = output_format.set(args.format)
+            try:
+                _apply_settings(args)
+                code = COMMANDS[args.command](args)
+            finally:
+                output_format.reset(token)
         _flush_stdout()
         return code
     except StdoutClosed:

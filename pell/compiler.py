@@ -71,10 +71,12 @@ def compile(
 
     text = readable_text(text)
     source = SourceFile(filename, text)
+    settle = index.settle if index is not None else list
     diagnostics = size_limit(text)
     if diagnostics:
         return CompileResult(source, None, tuple(diagnostics))
     module, diagnostics = parse(text)
+    diagnostics = settle(diagnostics)
     if module is None:
         return CompileResult(source, None, tuple(diagnostics))
     too_deep = nesting_limit(module)
@@ -84,9 +86,9 @@ def compile(
     if module.is_stub:
         # a stub declares an Oracle package: it is checked, and nothing is generated for it
         checked, check_diagnostics = check(module, target, index)
-        return CompileResult(source, None, tuple(diagnostics + check_diagnostics), module)
+        return CompileResult(source, None, tuple(diagnostics + settle(check_diagnostics)), module)
     checked, check_diagnostics = check(module, target, index)
-    diagnostics += check_diagnostics
+    diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module)
     lowered = lower(checked, target)

@@ -7,7 +7,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from pell.ast import Span
@@ -196,6 +196,21 @@ def quoted_with_article(name: object) -> str:
     return f"{'an' if vowel else 'a'} `{text}`"
 
 
+def settle(
+    diagnostics: Iterable[Diagnostic], allow: frozenset[str], warnings_as_errors: bool
+) -> list[Diagnostic]:
+    """A project's settings applied: warnings of `allow`ed codes dropped, the others errors
+    when `warnings_as_errors`."""
+    settled = []
+    for diagnostic in diagnostics:
+        if diagnostic.is_error:
+            settled.append(diagnostic)
+        elif diagnostic.code not in allow:
+            raised = Severity.ERROR if warnings_as_errors else diagnostic.severity
+            settled.append(replace(diagnostic, severity=raised))
+    return settled
+
+
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
     return any(d.is_error for d in diagnostics)
 
@@ -288,10 +303,42 @@ def render_pretty(diagnostic: Diagnostic, source: SourceFile) -> str:
     return "\n".join(out)
 
 
+# How the command line shows diagnostics: "text" (`path:line:col: ...`) or "json" (one object
+# per line, for editors and CI). Set once by `pellc` from `--format`.
+output_format: ContextVar[str] = ContextVar("output_format", default="text")
+
+
+def diagnostic_json(diagnostic: Diagnostic, source: SourceFile) -> dict[str, object]:
+    """A diagnostic as `--format json` prints it: 1-based lines and columns, `end` exclusive."""
+    line, column = source.line_col(diagnostic.span.start)
+    end_line, end_column = source.line_col(max(diagnostic.span.start, diagnostic.span.end))
+    notes = []
+    for note in diagnostic.notes:
+        note_line, note_column = source.line_col(note.span.start)
+        notes.append({"line": note_line, "column": note_column, "message": note.message})
+    return {
+        "code": diagnostic.code,
+        "severity": diagnostic.severity.value,
+        "path": source.name,
+        "line": line,
+        "column": column,
+        "end": {"line": end_line, "column": end_column},
+        "message": diagnostic.message,
+        "hints": list(diagnostic.hints),
+        "notes": notes,
+    }
+
+
 def render_all(
     diagnostics: list[Diagnostic] | tuple[Diagnostic, ...], source: SourceFile, pretty: bool = False
 ) -> str:
-    """Every diagnostic, in source order, one block each."""
+    """Every diagnostic, in source order, one block each (one JSON line each when the
+    output format is json)."""
+    if output_format.get() == "json":
+        import json
+
+        ordered = sorted(diagnostics, key=sort_key)
+        return "".join(json.dumps(diagnostic_json(d, source)) + "\n" for d in ordered)
     render = render_pretty if pretty else render_short
     blocks = [render(d, source) for d in sorted(diagnostics, key=sort_key)]
     return "\n".join(blocks) + ("\n" if blocks else "")

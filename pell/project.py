@@ -65,6 +65,12 @@ class Config:
     allow: frozenset[str] = frozenset()  # warning codes not shown
     error_codes: str = "pell-error-codes.json"  # relative to the root
 
+    def settle(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """`allow` and `warnings-as-errors` applied to a file's diagnostics."""
+        from pell.diagnostics import settle
+
+        return settle(diagnostics, self.allow, self.warnings_as_errors)
+
     @property
     def error_codes_path(self) -> Path | None:
         return self.root / self.error_codes if self.root is not None else None
@@ -179,8 +185,14 @@ class ModuleIndex:
     of the modules a module imports. Without files it holds the stubs only (one text compiled
     on its own: an import of a module it does not know stays an unchecked package)."""
 
-    def __init__(self, files: Iterable[ProjectFile] = (), is_project: bool = False) -> None:
+    def __init__(
+        self,
+        files: Iterable[ProjectFile] = (),
+        is_project: bool = False,
+        config: Config | None = None,
+    ) -> None:
         self.is_project = is_project
+        self.config = config or Config()  # the project's settings, applied by each compile
         self.files: dict[tuple[str, ...], list[ProjectFile]] = {}
         for file in files:
             if file.declares is not None:
@@ -194,6 +206,9 @@ class ModuleIndex:
             return module if module is not None and _key(module.path) == _key(path) else None
         stub = _stub_files().get(_key(path))
         return _parsed_stub(stub) if stub is not None else None
+
+    def settle(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        return self.config.settle(diagnostics)
 
     def declared(self, path: tuple[str, ...]) -> CheckedModule | None:
         key = _key(path)
@@ -223,7 +238,7 @@ class Project:
         # False when a file of the project could not be listed, read or decoded: what it
         # declares is unknown (its error codes are not retired).
         self.complete = complete
-        self.index = ModuleIndex(files, is_project)
+        self.index = ModuleIndex(files, is_project, self.config)
         self._by_path = {file.path: file for file in files}
 
     def duplicate_of(self, path: Path) -> Diagnostic | None:

@@ -20,7 +20,10 @@ from pell import ast, naming
 from pell.checker import types as t
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pell.checker.model import CheckedModule, FnInfo, RecordInfo
+    from pell.diagnostics import Diagnostic
 
 # Modules of the public Pell standard library that pellc does not provide: importing one is
 # an `unsupported` error, not a call into an Oracle package of that name that does not exist.
@@ -37,6 +40,10 @@ class ModuleIndex(Protocol):
     def parsed(self, path: tuple[str, ...]) -> ast.Module | None: ...
 
     def declared(self, path: tuple[str, ...]) -> CheckedModule | None: ...
+
+    def settle(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+        """The project's settings (allowed warnings, warnings as errors) applied."""
+        ...
 
 
 def plsql_package(module: ast.Module) -> str:
