@@ -43,6 +43,9 @@ class RetryExplanation:
         for name in self.policy.on:
             if name in ERROR_CLASSES:
                 described.append(f"{name}: {ERROR_CLASSES[name][1]}")
+            elif "::" in name:  # another module's, by its full path
+                owner, _, error = name.rpartition("::")
+                described.append(f"{error}: the Pell error {owner}.{error}")
             else:
                 described.append(f"{name}: the Pell error {module}.{name}")
         return described

@@ -54,7 +54,8 @@ RETRY_ARGUMENTS: tuple[RetryArgument, ...] = (
     RetryArgument(
         "on",
         "retry only these error classes (`deadlock`, `serialization`, `busy`, `lock_timeout`, "
-        "`snapshot_too_old`) and Pell errors",
+        "`snapshot_too_old`) and Pell errors, this module's (`Busy`) or an imported one's "
+        "(`stock::Busy`)",
         "every error but panics",
     ),
     RetryArgument(
@@ -163,6 +164,20 @@ class RetryPolicy:
             cap = Decimal(self.cap_ms) / 1000
             low, high = min(low, cap), min(high, cap)
         return low, high
+
+
+def pell_errors_on(
+    policy: RetryPolicy, module_path: tuple[str, ...]
+) -> list[tuple[tuple[str, ...], str]]:
+    """The Pell errors `on` names, as (declaring module's path, error name): a bare name is the
+    module's own; the checker rewrites another module's `alias::Error` as `a.b::Error`."""
+    found = []
+    for name in policy.on:
+        if name in ERROR_CLASSES:
+            continue
+        module, _, error = name.rpartition("::")
+        found.append((tuple(module.split(".")) if module else module_path, error))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +405,7 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
     if "on" in values:
         arg = values["on"]
         items = arg.value.items if isinstance(arg.value, ast.ListLit) else None
-        if not items or not all(isinstance(i, ast.Name) and len(i.path) == 1 for i in items):
+        if not items or not all(isinstance(i, ast.Name) and len(i.path) <= 2 for i in items):
             error(
                 "@retry `on` takes a list of error classes and Pell errors: "
                 "`on = [deadlock, serialization]`",
@@ -400,13 +415,14 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
         else:
             for item in items:
                 assert isinstance(item, ast.Name)
-                if item.path[0] in on:
+                written = "::".join(item.path)  # `Busy`, or another module's `stock::Busy`
+                if written in on:
                     diagnostics.append(
                         Diagnostic.of(
-                            "retry-argument", f"`{item.path[0]}` is listed twice in `on`", item.span
+                            "retry-argument", f"`{written}` is listed twice in `on`", item.span
                         )
                     )
-                on.append(item.path[0])
+                on.append(written)
 
     scope = "savepoint"
     if "scope" in values:

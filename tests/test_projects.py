@@ -202,3 +202,70 @@ def test_a_bad_configuration_is_one_line_naming_the_file(
     assert main(["check", str(tmp_path / "m.pell")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pyproject.toml: [tool.pellc]: target `9i`" in err
+
+
+STOCK = """module shop.stock;
+
+pub error OutOfStock { sku: text }
+pub error Busy;
+error Internal;
+@panic pub error Broken;
+
+pub fn take(sku: text, qty: number) -> Result<number, OutOfStock | Busy> {
+    return Ok(qty);
+}
+"""
+
+
+def test_a_retry_retries_another_modules_error_named_in_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "db"
+    src.mkdir()
+    (src / "stock.pell").write_text(STOCK, "utf-8")
+    orders = src / "orders.pell"
+    orders.write_text(
+        "module shop.orders;\n\nimport shop::stock;\n\n"
+        "@retry(n = 3, backoff = 20, on = [busy, stock::Busy])\n"
+        "pub fn place(sku: text) -> Result<number, stock::OutOfStock | stock::Busy> {\n"
+        "    let n = stock::take(sku, 1)?;\n    return Ok(n);\n}\n",
+        "utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    sql = (out / "orders.sql").read_text("utf-8")
+    assert_oracle_accepts(sql)
+    # stock's Busy is retried; its OutOfStock, like every other error, is rolled back and raised
+    assert "WHEN e_pell_busy OR pell_runtime.shop_stock_busy THEN" in sql
+    assert "pell_runtime.shop_stock_outofstock" not in sql
+    assert "shop_stock_busy EXCEPTION;" in (out / "pell_runtime.sql").read_text("utf-8")
+    capsys.readouterr()
+    # the verifier injects stock's Busy and sees it retried, OutOfStock not
+    assert main(["verify", str(src)]) == 0
+    assert "no findings" in capsys.readouterr().out
+    from pell.retry import RetryPolicy
+    from pell.verify.model import Failure
+    from pell.verify.properties import policy_retries
+
+    policy = RetryPolicy(on=("busy", "shop.stock::Busy"))
+    here = ("shop", "orders")
+    for error, retried in [(("shop", "stock"), "Busy"), (here, "Busy")]:
+        failure = Failure("x", pell_error=(error, retried))
+        assert policy_retries(policy, failure, here) is (error != here)
+    for written, message in [
+        ("stock::Nope", "`stock::Nope` in `on`: `stock` has no error `Nope`"),
+        ("stock::Internal", "`stock::Internal` in `on`: error `Internal` of `stock` is not `pub`"),
+        ("stock::Broken", "`stock::Broken` is a @panic error"),
+        ("ledger::Busy", "`ledger::Busy` in `on`: module `ledger` is not imported"),
+    ]:
+        orders.write_text(
+            "module shop.orders;\n\nimport shop::stock;\n\n"
+            f"@retry(n = 3, backoff = 20, on = [{written}])\npub fn place() {{\n}}\n",
+            "utf-8",
+        )
+        code, err = _check([str(src)], capsys)
+        assert code == 1
+        assert any(
+            line.startswith(f"{orders}:5:") and message in line and "[retry-argument]" in line
+            for line in err
+        ), err

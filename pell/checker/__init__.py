@@ -433,12 +433,20 @@ def check(
         index = stub_index()
     diagnostics: list[Diagnostic] = []
     checked, resolver = _declare(module, index, diagnostics)
-    for info in checked.fns.values():
+    for fn_name, info in list(checked.fns.items()):
         if info.retry is not None and info.retry_annotation is not None:
-            check_retry_targets(
-                info.decl, info.retry, info.retry_annotation, checked.errors, diagnostics
+            on = check_retry_targets(
+                info.decl,
+                info.retry,
+                info.retry_annotation,
+                checked.errors,
+                checked.imports,
+                diagnostics,
             )
-            if info.retry.recover is not None:
+            policy = dataclasses.replace(info.retry, on=on)  # others' errors by full path
+            if on != info.retry.on:
+                checked.fns[fn_name] = info = dataclasses.replace(info, retry=policy)
+            if policy.recover is not None:
                 _check_recover(info, checked.fns, diagnostics)
     for name, info in checked.fns.items():
         if info.decl.has_body and not module.is_stub:

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pell import ast
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 from pell.oracle_errors import ERROR_CLASSES
 from pell.retry import RetryPolicy, policy_from_annotation
+
+if TYPE_CHECKING:
+    from pell.checker.imports import Imports
 
 FN_ANNOTATIONS = ("retry", "autonomous", "pipelined", "deterministic", "result_cache", "udf")
 ERROR_ANNOTATIONS = ("propagate", "skip", "panic")
@@ -131,39 +136,69 @@ def check_retry_targets(
     policy: RetryPolicy,
     annotation: ast.Annotation,
     errors: dict[str, ast.ErrorDecl],
+    imports: Imports,
     diagnostics: list[Diagnostic],
-) -> None:
-    """`on = [...]` names known error classes or this module's errors, never a @panic one."""
+) -> tuple[str, ...]:
+    """`on = [...]` names known error classes, this module's errors or another module's
+    (`stock::Busy`, `pub`), never a @panic one. Returns `on` with each other module's error
+    written by its module's full path (`shop.stock::Busy`), as lowering needs it."""
     on_arg = next((a for a in annotation.args if a.name == "on"), None)
     if on_arg is None or not isinstance(on_arg.value, ast.ListLit):
-        return
+        return policy.on
+    resolved: dict[str, str] = {}
     for item in on_arg.value.items:
         if not isinstance(item, ast.Name):
             continue
-        name = item.path[0]
-        if name in ERROR_CLASSES:
+        written = "::".join(item.path)
+        if written in ERROR_CLASSES:
             continue
-        decl = errors.get(name)
-        if decl is None:
-            known = [*ERROR_CLASSES, *sorted(errors)]
+        if len(item.path) == 2:
+            alias, name = item.path
+            foreign = imports.find(alias)
+            found = foreign.item(name) if foreign is not None else None
+            decl = found if isinstance(found, ast.ErrorDecl) else None
+            if foreign is None or decl is None or not decl.public:
+                what = (
+                    f"module `{alias}` is not imported"
+                    if foreign is None
+                    else f"`{alias}` has no error `{name}`"
+                    if decl is None
+                    else f"error `{name}` of `{alias}` is not `pub`"
+                )
+                diagnostics.append(
+                    Diagnostic.of("retry-argument", f"`{written}` in `on`: {what}", item.span)
+                )
+                continue
+            resolved[written] = f"{foreign.module.dotted_name}::{name}"
+        else:
+            name = written
+            decl = errors.get(name)
+            if decl is None:
+                known = [*ERROR_CLASSES, *sorted(errors)]
+                diagnostics.append(
+                    Diagnostic.of(
+                        "retry-argument",
+                        f"`{name}` in `on` is neither an error class nor an error of this module"
+                        f"{did_you_mean(name, known)}",
+                        item.span,
+                        hints=(
+                            f"the classes are {', '.join(ERROR_CLASSES)}; another module's "
+                            "error is written `module::Error`",
+                        ),
+                    )
+                )
+                continue
+        if any(a.name == "panic" for a in decl.annotations):
             diagnostics.append(
                 Diagnostic.of(
                     "retry-argument",
-                    f"`{name}` in `on` is neither an error class nor an error of this module"
-                    f"{did_you_mean(name, known)}",
+                    f"`{written}` is a @panic error: retrying cannot cure it, so it cannot be in `on`",
                     item.span,
-                    hints=(f"the classes are {', '.join(ERROR_CLASSES)}",),
+                    # another module's declaration is in another file
+                    notes=(Note(f"`{name}` is declared here", decl.span),) if written == name else (),
                 )
             )
-        elif any(a.name == "panic" for a in decl.annotations):
-            diagnostics.append(
-                Diagnostic.of(
-                    "retry-argument",
-                    f"`{name}` is a @panic error: retrying cannot cure it, so it cannot be in `on`",
-                    item.span,
-                    notes=(Note(f"`{name}` is declared here", decl.span),),
-                )
-            )
+    return tuple(resolved.get(name, name) for name in policy.on)
 
 
 def check_error_annotations(error: ast.ErrorDecl, diagnostics: list[Diagnostic]) -> None:

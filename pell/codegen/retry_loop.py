@@ -10,7 +10,13 @@ from pell import naming, plsql
 from pell.codegen.expressions import quote_text
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import ERROR_CLASSES
-from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, sleep_expression
+from pell.retry import (
+    ISOLATION_LEVELS,
+    RetryPolicy,
+    format_seconds,
+    pell_errors_on,
+    sleep_expression,
+)
 
 if TYPE_CHECKING:
     from pell.codegen.subprograms import FnLowerer
@@ -200,12 +206,11 @@ def retried_errors(lowerer: FnLowerer, policy: RetryPolicy) -> list[plsql.Except
                 f"PRAGMA EXCEPTION_INIT({exception}, {code});",
             ]
             names.append(plsql.ExceptionName(exception, oracle_code=code))
-        else:
-            exception = naming.exception_name(lowerer.checked.module.path, name)
-            names.append(
-                plsql.ExceptionName(
-                    f"{naming.RUNTIME_PACKAGE}.{exception}",
-                    pell_error=(lowerer.checked.module.path, name),
-                )
+    for module_path, error in pell_errors_on(policy, lowerer.checked.module.path):
+        exception = naming.exception_name(module_path, error)
+        names.append(
+            plsql.ExceptionName(
+                f"{naming.RUNTIME_PACKAGE}.{exception}", pell_error=(module_path, error)
             )
+        )
     return names

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pell.oracle_errors import ERROR_CLASSES
-from pell.retry import RetryPolicy, schedule
+from pell.retry import RetryPolicy, pell_errors_on, schedule
 from pell.verify.model import Effect, Failure
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...
         if failure.code is not None and failure.code in codes:
             return True
         error = failure.pell_error
-        return error is not None and error[0] == module and error[1] in policy.on
+        return error is not None and error in pell_errors_on(policy, module)
     return not (failure.panic or failure.never_retry)
 
 

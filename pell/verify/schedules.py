@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from pell import plsql
 from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE
-from pell.retry import RetryPolicy
+from pell.retry import RetryPolicy, pell_errors_on
 from pell.verify.interpreter import Program, ProgramModule, Run, Violation
 from pell.verify.model import Failure
 
@@ -40,14 +40,14 @@ def failure_kinds(policy: RetryPolicy | None, module: ProgramModule) -> list[Fai
 
     on = policy.on if policy is not None else ()
     classes = [name for name in on if name in ERROR_CLASSES]
-    errors = [name for name in on if name not in ERROR_CLASSES]
     # Every error the policy names is one it retries: each is injected, so a handler that
     # leaves one of them out is seen. Without `on`, a deadlock stands for all it retries.
     kinds = [oracle(name) for name in classes]
-    kinds += [
-        Failure(f"{'.'.join(module.path)}.{name}", pell_error=(module.path, name))
-        for name in errors
-    ]
+    if policy is not None:
+        kinds += [
+            Failure(f"{'.'.join(path)}.{name}", pell_error=(path, name))
+            for path, name in pell_errors_on(policy, module.path)
+        ]
     if not kinds:
         kinds.append(oracle("deadlock"))
     if on:
