@@ -109,9 +109,28 @@ def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]
             continue
         found: list[Path] = []
         for directory, subdirectories, files in os.walk(entry, onerror=unlisted):
+            # a directory with settings of its own is another project's root: not this one's
+            subdirectories[:] = [
+                n for n in subdirectories if n.endswith(".pell") or not _is_root(Path(directory, n))
+            ]
             found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
         units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
     return units, errors
+
+
+def _is_root(directory: Path) -> bool:
+    """A project root: a pell.toml, or a pyproject.toml with `[tool.pellc]`."""
+    from pell.project import CONFIG_FILES, ConfigError, read_config
+
+    for name in CONFIG_FILES:
+        path = directory / name
+        if path.is_file():
+            try:
+                if read_config(path) is not None:
+                    return True
+            except ConfigError:
+                return True  # its own commands report it
+    return False
 
 
 def project_of(inputs: list[Path], texts: dict[Path, str | None] | None = None) -> Project:

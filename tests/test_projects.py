@@ -269,3 +269,17 @@ def test_a_retry_retries_another_modules_error_named_in_on(
             line.startswith(f"{orders}:5:") and message in line and "[retry-argument]" in line
             for line in err
         ), err
+
+
+def test_a_directory_with_settings_of_its_own_is_another_project(tmp_path: Path) -> None:
+    (tmp_path / "a.pell").write_text("module a;\n\npub error E;\n", "utf-8")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "pell.toml").write_text("", "utf-8")
+    (inner / "a.pell").write_text("module a;\n\npub error F;\n", "utf-8")  # same name: no clash
+    out = tmp_path / "out"
+    assert main(["build", str(tmp_path), "-d", str(out)]) == 0
+    assert sorted(p.name for p in out.rglob("*.sql")) == ["a.sql", "pell_runtime.sql"]
+    assert "c_a_f" not in (out / "pell_runtime.sql").read_text("utf-8")
+    assert main(["build", str(inner), "-d", str(tmp_path / "inner_out")]) == 0
+    assert (inner / "pell-error-codes.json").is_file()
