@@ -283,3 +283,38 @@ def test_a_directory_with_settings_of_its_own_is_another_project(tmp_path: Path)
     assert "c_a_f" not in (out / "pell_runtime.sql").read_text("utf-8")
     assert main(["build", str(inner), "-d", str(tmp_path / "inner_out")]) == 0
     assert (inner / "pell-error-codes.json").is_file()
+
+
+def test_a_record_of_a_module_not_imported_reached_through_a_signature(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "db"
+    src.mkdir()
+    (src / "a.pell").write_text(
+        "module x.a;\npub record R { id: number }\npub fn make() -> R { return R { id: 1 }; }\n"
+    )
+    (src / "b.pell").write_text(
+        "module x.b;\nimport x::a;\npub fn get() -> a::R { return a::make(); }\n"
+        "pub fn take(r: a::R) -> number { return r.id; }\n"
+    )
+    (src / "c.pell").write_text(
+        "module x.c;\nimport x::b;\npub fn use_it() -> number {\n    let r = b::get();\n"
+        "    let n = b::take(r);\n    return n + r.id;\n}\n"
+    )
+    out = tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    sql = (out / "c.sql").read_text("utf-8")
+    assert_oracle_accepts(sql)
+    assert "l_r x.a.t_r;" in sql and "RETURN l_n + l_r.id;" in sql
+    capsys.readouterr()
+    (src / "c.pell").write_text(
+        "module x.c;\nimport x::b;\npub fn bad() -> text {\n    let s: text = b::get();\n"
+        "    return b::get().nosuch;\n}\n"
+    )
+    code, err = _check([str(src)], capsys)
+    assert code == 1
+    assert err == [
+        f"{src / 'c.pell'}:4:19: error: `s` is declared `text` but is given a `x.a::R`  "
+        "[type-mismatch]",
+        f"{src / 'c.pell'}:5:21: error: record `R` has no field `nosuch`  [unknown-field]",
+    ]

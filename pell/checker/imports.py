@@ -63,6 +63,7 @@ class Foreign:
     module: ast.Module
     index: ModuleIndex
     own_package: str  # the importing module's PL/SQL package, to recognise its own types
+    importer: Imports | None = field(default=None, repr=False)  # the importing module's
     _declared: CheckedModule | None = field(default=None, repr=False)
 
     @property
@@ -97,7 +98,12 @@ class Foreign:
             return self.record_type(type_.name)
         if type_.plsql.rsplit(".", 1)[0] == self.own_package:
             return t.RecordType(type_.name)  # one of the importer's own records
-        return type_
+        # A record of a third module, named by this module's alias for it: the importer
+        # knows that module by its own alias, or by a hidden one.
+        owner = self.declared().imports.find(type_.module)
+        if owner is None or self.importer is None:
+            return type_
+        return t.RecordType(type_.name, self.importer.alias_of(owner.module), type_.plsql)
 
     def record(self, name: str) -> RecordInfo:
         from pell.checker.model import RecordInfo
@@ -131,11 +137,23 @@ class Imports:
     def __contains__(self, alias: object) -> bool:
         return alias in self.foreign or alias in self.unchecked
 
+    def alias_of(self, module: ast.Module) -> str:
+        """The alias this module knows `module` by; for a module it did not import (a record
+        type reached through another module's signature), its dotted path, which no written
+        alias can be."""
+        for alias, foreign in self.foreign.items():
+            if foreign.module.path == module.path:
+                return alias
+        hidden = module.dotted_name
+        assert self.index is not None
+        self.foreign[hidden] = Foreign(hidden, module, self.index, self.own_package, self)
+        return hidden
+
     def find(self, alias: str) -> Foreign | None:
         """The module `alias::` names: imported, or a stub (stubs need no import)."""
         found = self.foreign.get(alias)
         if found is None and alias not in self.unchecked:
-            found = stub_for(alias, self.index, self.own_package)
+            found = stub_for(alias, self.index, self.own_package, self)
             if found is not None:
                 self.foreign[alias] = found
         return found
@@ -163,7 +181,7 @@ def resolve_imports(
             problems.append(("import-self", imported.span, "a module does not import itself"))
             continue
         if found is not None:
-            imports.foreign[alias] = Foreign(alias, found, index, own)  # type: ignore[arg-type]
+            imports.foreign[alias] = Foreign(alias, found, index, own, imports)  # type: ignore[arg-type]
         elif len(imported.path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
             problems.append(
                 (
@@ -183,11 +201,13 @@ def resolve_imports(
     return imports, problems
 
 
-def stub_for(alias: str, index: ModuleIndex | None, own: str) -> Foreign | None:
+def stub_for(
+    alias: str, index: ModuleIndex | None, own: str, importer: Imports | None = None
+) -> Foreign | None:
     """A shipped or project stub named `alias`, usable without an import."""
     if index is None:
         return None
     found = index.parsed((alias,))
     if found is None or not found.is_stub:
         return None
-    return Foreign(alias, found, index, own)
+    return Foreign(alias, found, index, own, importer)
