@@ -255,7 +255,7 @@ def _compiling(path: Path) -> Iterator[None]:
 
 def _compile_file(path: Path, target: str, pretty: bool, project: Project) -> str | None:
     """Compile one file of `project`, print its diagnostics; the SQL, or None when it has
-    errors (or is a stub, which generates nothing)."""
+    errors. A stub without errors generates nothing: an empty string, and a note saying so."""
     from pell import compile_source
     from pell.diagnostics import SourceFile, render_all
 
@@ -269,6 +269,9 @@ def _compile_file(path: Path, target: str, pretty: bool, project: Project) -> st
             result = result.failed_with(duplicate)
     shown = SourceFile(str(path), text)
     sys.stderr.write(render_all(result.diagnostics, shown, pretty))
+    if result.ok_stub:
+        sys.stderr.write(f"{path}: a @stub module declares an Oracle package: nothing to generate\n")
+        return ""
     return result.sql
 
 
@@ -293,6 +296,8 @@ def _build(args: argparse.Namespace) -> int:
             continue
         if sql is None:
             failed = True
+        elif not sql:
+            continue  # a stub: nothing written
         elif args.output is not None:
             write_atomically(args.output, sql)
         else:

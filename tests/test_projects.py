@@ -318,3 +318,18 @@ def test_a_record_of_a_module_not_imported_reached_through_a_signature(
         "[type-mismatch]",
         f"{src / 'c.pell'}:5:21: error: record `R` has no field `nosuch`  [unknown-field]",
     ]
+
+
+def test_building_a_stub_alone_writes_nothing_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub = tmp_path / "dbms_x.pell"
+    stub.write_text("@stub\nmodule dbms_x;\n\npub fn ping(s: text);\n", "utf-8")
+    out = tmp_path / "x.sql"
+    assert main(["build", str(stub), "-o", str(out)]) == 0
+    assert not out.exists()
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"{stub}: a @stub module declares an Oracle package: nothing to generate\n"
+    )
