@@ -176,8 +176,10 @@ _OUT_OF_SCOPE_WORDS = {
     "type": "type declarations (sealed types) are not supported yet",
     "jq": "jq queries (`jq! { }`) are not supported yet",
     "json": "JSON literals (`json! { }`) are not supported yet",
+    "unsafe": "`unsafe fn` (dynamic SQL) is not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_MODULE_LINE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*module\b", re.MULTILINE)
 
 
 def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
@@ -187,6 +189,32 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         position = error.token.start_pos
     if position is None:
         return None
+    if _MODULE_LINE.search(text) is None and text.strip():
+        start = position
+        return Diagnostic.of(
+            "unsupported",
+            "a file without a `module` line (a script) is not supported: start it with "
+            "`module name;`",
+            ast.Span(start, start),
+        )
+    parallel = text.rfind("@parallel(", 0, position)
+    if parallel >= 0 and text.count("(", parallel, position) > text.count(")", parallel, position):
+        return Diagnostic.of(
+            "unsupported",
+            "`@parallel(...)` is not supported yet",
+            ast.Span(parallel, parallel + len("@parallel")),
+        )
+    if text.startswith("<", position) and text[:position].rstrip().endswith("::"):
+        before = text[:position].rstrip()[:-2]
+        qualified = re.search(r"([A-Za-z_]\w*)\s*(?:::\s*[A-Za-z_]\w*\s*)*$", before)
+        if qualified is not None and qualified.group(1) in ("json", "re", "pivot"):
+            start = qualified.start(1)
+            library = qualified.group(1)
+            return Diagnostic.of(
+                "unsupported",
+                f"`{library}::` (a module of the public Pell library) is not supported yet",
+                ast.Span(start, start + len(library)),
+            )
     if text.startswith("|>", position):
         return Diagnostic.of(
             "unsupported", "`|>` pipelines are not supported yet", ast.Span(position, position + 2)

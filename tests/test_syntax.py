@@ -223,6 +223,19 @@ def test_every_construct_compiles_or_gets_located_errors_never_a_crash() -> None
         ),
         ("fn f() { let x = a |> b; }", "`|>` pipelines are not supported yet"),
         ("fn f() { let x = /ab+/; }", "regex literals (`/pattern/`) are not supported yet"),
+        ("pub unsafe fn f() { }", "`unsafe fn` (dynamic SQL) is not supported yet"),
+        (
+            "@pipelined\n@parallel(partition = hash(c), order = (c, ts),)\nfn f() { }",
+            "`@parallel(...)` is not supported yet",
+        ),
+        (
+            "fn f() { let u = json::into::<User>(j); }",
+            "`json::` (a module of the public Pell library) is not supported yet",
+        ),
+        (
+            "fn f() { let p = re::capture::<Phone>(s); }",
+            "`re::` (a module of the public Pell library) is not supported yet",
+        ),
     ],
 )
 def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
@@ -230,3 +243,10 @@ def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
 ) -> None:
     _, diagnostics = parse(f"module m;\n{source}\n")
     assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]
+
+
+def test_a_file_without_a_module_line_is_unsupported_at_its_first_token() -> None:
+    text = "// a script\nimport json_demo;\n\nlet j = json_demo::build();\n"
+    _, diagnostics = parse(text)
+    assert [(d.code, d.span.start) for d in diagnostics] == [("unsupported", text.index("import"))]
+    assert diagnostics[0].message.startswith("a file without a `module` line (a script)")
