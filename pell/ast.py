@@ -100,7 +100,17 @@ class FieldAccess(Node):
 @dataclass(frozen=True, slots=True)
 class Call(Node):
     callee: Name
-    args: tuple[Expr, ...]
+    args: tuple[Expr, ...]  # the positional arguments
+    keywords: tuple[KeywordArg, ...] = ()  # `f(a, limit = 10)`: after the positional ones
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordArg(Node):
+    """`name = value` in a call: PL/SQL named notation `p_name => value`."""
+
+    name: str
+    value: Expr
+    name_span: Span = field(default=NO_SPAN, repr=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

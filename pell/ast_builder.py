@@ -509,7 +509,18 @@ class AstBuilder:
         callee = ast.Name(
             children[0], span=ast.Span(span.start, span.start + len("::".join(children[0])))
         )
-        return ast.Call(callee, children[1], span=span)
+        # A positional argument after a keyword one keeps its place in `args`; the checker
+        # tells them apart by position.
+        args = tuple(a for a in children[1] if not isinstance(a, ast.KeywordArg))
+        keywords = tuple(a for a in children[1] if isinstance(a, ast.KeywordArg))
+        return ast.Call(callee, args, keywords, span=span)
+
+    def fn_args(self, span: ast.Span, children: list[Any]) -> list[Any]:
+        return _present(children)
+
+    def keyword_value(self, span: ast.Span, children: list[Any]) -> ast.KeywordArg:
+        name: Token = children[0]
+        return ast.KeywordArg(str(name), children[1], span=span, name_span=token_span(name))
 
     def ok(self, span: ast.Span, children: list[Any]) -> ast.Wrap:
         return ast.Wrap("Ok", children[0] if children else None, span=span)

@@ -50,8 +50,10 @@ def undeclared_names(sql: str) -> list[str]:
             continue
         if not text.startswith(("l_", "p_", "t_")):
             continue
+        if after[1] == "=>":  # named notation: the callee's parameter, not a name here
+            continue
         if text.startswith("t_"):
-            if text not in types:
+            if text not in types and before != ".":  # `shop.catalog.t_product`: another package's
                 problems.append(f"line {line}: type {text} is not declared")
             continue
         # a declaration: `name TYPE`, `name IN ...` in a header, `FOR name IN`

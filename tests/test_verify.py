@@ -181,7 +181,10 @@ def _compile_file(path: Path) -> CompileResult:
     text = path.read_text(encoding="utf-8")
     first = text.split("\n", 1)[0]
     target = first.split()[-1] if first.startswith("// pellc: --target") else "23ai"
-    return compile_source(text, filename=path.name, target=target)
+    from pell.build import project_of
+
+    # a module of examples/shop imports its siblings: compiled in its project
+    return compile_source(text, path.name, target, project_of([path]).index)
 
 
 ROOT = Path(__file__).parent.parent

@@ -203,16 +203,26 @@ class ExpressionChecker(SqlChecker):
         name = path[0]
         fn = self.module.fns.get(name)
         if fn is None and name == "exec_dyn":
-            for arg in expr.args:
+            for arg in call_values(expr):
                 self.expr(arg, None)
             self.error(
                 "unsupported", "dynamic SQL (`exec_dyn`) is not supported yet", expr.callee.span
             )
             return t.UNKNOWN
         if fn is None and name in builtins.BUILTINS:  # Oracle's: a fn of the module wins
+            if expr.keywords:
+                for arg in call_values(expr):
+                    self.expr(arg, None)
+                self.error(
+                    "keyword-argument",
+                    f"`{name}` is Oracle's {builtins.BUILTINS[name].plsql}: its arguments are "
+                    "positional",
+                    expr.keywords[0].name_span,
+                )
+                return t.UNKNOWN
             return builtins.check_call(self, expr, builtins.BUILTINS[name], expected)
         if fn is None:
-            for arg in expr.args:
+            for arg in call_values(expr):
                 self.expr(arg, None)
             self.error(
                 "unknown-fn",
@@ -231,7 +241,7 @@ class ExpressionChecker(SqlChecker):
         alias, name = path[0], "::".join(path[1:])
         foreign = self.module.imports.find(alias) if len(path) == 2 else None
         if foreign is None:
-            for arg in expr.args:
+            for arg in call_values(expr):
                 self.expr(arg, None)
             if alias not in self.module.imports:
                 self.error(
@@ -244,7 +254,10 @@ class ExpressionChecker(SqlChecker):
             if len(path) > 2:
                 self.error("unknown-fn", f"`{expr.callee.text}` is not a fn", expr.callee.span)
                 return t.UNKNOWN
-            # An Oracle package pellc has no stub for: the call goes out as written.
+            # An Oracle package pellc has no stub for: the call goes out as written, keyword
+            # arguments in named notation under the names written.
+            for keyword in expr.keywords:
+                self.analysis.keyword_names[id(keyword)] = keyword.name
             if expected is None and not as_statement:
                 self.error(
                     "needs-annotation",
@@ -257,7 +270,7 @@ class ExpressionChecker(SqlChecker):
         fn = foreign.fn(name)
         item = foreign.item(name)
         if fn is None or not isinstance(item, ast.Fn):
-            for arg in expr.args:
+            for arg in call_values(expr):
                 self.expr(arg, None)
             names = [i.name for i in foreign.module.items if isinstance(i, ast.Fn) and i.public]
             self.error(
@@ -269,7 +282,7 @@ class ExpressionChecker(SqlChecker):
         if not (item.public or foreign.is_stub):
             from pell.checker import private_item
 
-            for arg in expr.args:
+            for arg in call_values(expr):
                 self.expr(arg, None)
             self.diagnostics.append(private_item(foreign, item, expr.callee.span))
             return t.UNKNOWN
@@ -284,25 +297,80 @@ class ExpressionChecker(SqlChecker):
                 "pass the records one at a time, or read the rows with SQL in the caller",
             )
         self.analysis.callees[id(expr)] = foreign.fn_plsql(name)
-        return self.checked_call(expr, fn, expr.callee.text)
+        return self.checked_call(expr, fn, expr.callee.text, foreign.is_stub)
 
-    def checked_call(self, expr: ast.Call, fn: FnInfo, name: str) -> t.Type:
-        """The arguments of a call to a known fn, against its parameters."""
-        required = sum(1 for p in fn.params if p.decl.default is None)
-        if not required <= len(expr.args) <= len(fn.params):
+    def checked_call(
+        self, expr: ast.Call, fn: FnInfo, name: str, stub: bool = False
+    ) -> t.Type:
+        """The arguments of a call to a known fn, positional then keyword (`limit = 10`),
+        against its parameters."""
+        params = fn.params
+        given: dict[int, ast.Expr] = dict(enumerate(expr.args[: len(params)]))
+        if len(expr.args) > len(params):
+            required = sum(1 for p in params if p.decl.default is None)
             wanted = (
-                f"{len(fn.params)} argument{'s' * (len(fn.params) != 1)}"
-                if required == len(fn.params)
-                else f"{required} to {len(fn.params)} arguments"
+                f"{len(params)} argument{'s' * (len(params) != 1)}"
+                if required == len(params)
+                else f"{required} to {len(params)} arguments"
             )
+            count = len(expr.args) + len(expr.keywords)
             self.error(
                 "arity",
                 f"fn `{name}` takes {wanted}, "
-                f"but {len(expr.args)} {'was' if len(expr.args) == 1 else 'were'} given",
+                f"but {count} {'was' if count == 1 else 'were'} given",
                 expr.span,
                 notes=self.declared_here(fn, name),
             )
-        for arg, param in zip(expr.args, fn.params, strict=False):
+        names = [p.decl.name for p in params]
+        if expr.keywords:
+            first = expr.keywords[0].span.start
+            later = [a for a in expr.args if a.span.start > first]
+            if later:
+                self.error(
+                    "keyword-argument",
+                    "a positional argument cannot follow a keyword argument",
+                    later[0].span,
+                )
+        for keyword in expr.keywords:
+            index = names.index(keyword.name) if keyword.name in names else None
+            if index is None:
+                self.error(
+                    "keyword-argument",
+                    f"fn `{name}` has no parameter `{keyword.name}`{did_you_mean(keyword.name, names)}",
+                    keyword.name_span,
+                    notes=self.declared_here(fn, name),
+                )
+                self.expr(keyword.value, None)
+                continue
+            if index in given:
+                how = "by position and by name" if index < len(expr.args) else "twice"
+                self.error(
+                    "keyword-argument",
+                    f"argument `{keyword.name}` of `{name}` is given {how}",
+                    keyword.name_span,
+                )
+                self.expr(keyword.value, None)
+                continue
+            given[index] = keyword.value
+            # PL/SQL named notation: Pell's `p_` names, an Oracle package's own
+            self.analysis.keyword_names[id(keyword)] = (
+                keyword.name.lower() if stub else naming.param_name(keyword.name)
+            )
+        missing = [
+            p.decl.name
+            for index, p in enumerate(params)
+            if index not in given and p.decl.default is None
+        ]
+        if missing and len(expr.args) <= len(params):
+            listed = ", ".join(f"`{m}`" for m in missing)
+            self.error(
+                "arity",
+                f"fn `{name}` is missing argument{'s' * (len(missing) != 1)} {listed}",
+                expr.span,
+                notes=self.declared_here(fn, name),
+            )
+        for index, arg in sorted(given.items()):
+            param = params[index]
             arg_type = self.expr(arg, param.type)
             if not t.assignable(arg_type, param.type):
                 self.error(
@@ -312,7 +380,7 @@ class ExpressionChecker(SqlChecker):
                 )
             if param.decl.mode != "in":
                 self.assign_target(arg)
-        for arg in expr.args[len(fn.params) :]:
+        for arg in expr.args[len(params) :]:
             self.expr(arg, None)
         return fn.returns
 
@@ -657,3 +725,8 @@ EXPRESSION_CHECKS: dict[
     ast.Wrap: ExpressionChecker.expr_wrap,
     ast.ListLit: ExpressionChecker.expr_listlit,
 }
+
+
+def call_values(expr: ast.Call) -> list[ast.Expr]:
+    """A call's argument expressions, positional and keyword."""
+    return [*expr.args, *(k.value for k in expr.keywords)]

@@ -78,6 +78,7 @@ class FnAnalysis:
     falls_through: bool = True  # the body can reach its end without returning
     callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
     builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
+    keyword_names: dict[int, str] = field(default_factory=dict)  # KeywordArg -> `p_limit`
 
 
 @dataclass(frozen=True, slots=True)

@@ -158,8 +158,11 @@ class ExpressionLowerer:
         callee = self.analysis.callees.get(id(expr)) or (
             naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
         )
-        args = ", ".join(self.lower(arg) for arg in expr.args)
-        return (f"{callee}({args})" if expr.args else callee), ATOM
+        lowered = [self.lower(arg) for arg in expr.args]
+        lowered += [
+            f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
+        ]
+        return (f"{callee}({', '.join(lowered)})" if lowered else callee), ATOM
 
     def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
         if sql_chain(expr) is not None:
