@@ -248,6 +248,15 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
     seen: dict[str, ast.Item] = {}
     record_names = {i.name.lower() for i in module.items if isinstance(i, ast.Record)}
     for item in module.items:
+        if isinstance(item, ast.Fn) and item.name in ("p", "print"):
+            diagnostics.append(
+                Diagnostic.of(
+                    "reserved-name",
+                    f"a fn cannot be named `{item.name}`: `p(...)` and `print(...)` print a line "
+                    "(DBMS_OUTPUT.PUT_LINE)",
+                    item.name_span,
+                )
+            )
         first = seen.get(item.name.lower())
         if first is not None:
             diagnostics.append(

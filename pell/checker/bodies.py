@@ -252,6 +252,18 @@ class BodyChecker(ExpressionChecker):
                         bound.span,
                     )
             variable = self.declare_local(stmt.var, t.INT, stmt.var_span, kind="loop")
+        elif isinstance(source, ast.MethodCall) and source.name == "indices":
+            # `for i in xs.indices()`: 1 .. the list's length
+            target = self.expr(source.target, None)
+            if source.args:
+                self.error("arity", "`.indices()` takes no arguments", source.span)
+            if not isinstance(target, t.ListType | t.UnknownType):
+                self.error(
+                    "type-mismatch",
+                    f"`.indices()` is a list's; this is {quoted_with_article(target)}",
+                    source.span,
+                )
+            variable = self.declare_local(stmt.var, t.INT, stmt.var_span, kind="loop")
         elif (chain := sql_chain(source)) is not None and not chain[1]:
             shape = self.sql(chain[0])
             names = tuple(n for n in (shape.select_names if shape else ()) if n)

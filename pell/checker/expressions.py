@@ -391,7 +391,10 @@ class ExpressionChecker(SqlChecker):
         return (Note(f"`{name}` is declared here", fn.decl.name_span),)
 
     def expr_methodcall(self, expr: ast.MethodCall, expected: t.Type | None) -> t.Type:
+        as_statement = self.as_statement  # before the target's check resets it
         target = self.expr(expr.target, None)
+        if expr.name == "into":
+            return self.conversion(expr, target)
         if isinstance(target, t.UnknownType):
             for arg in expr.args:
                 self.expr(arg, None)
@@ -406,8 +409,30 @@ class ExpressionChecker(SqlChecker):
                     f"lists have {spoken_list(LIST_METHODS)}",
                 )
                 return t.UNKNOWN
-            if expr.args:
-                self.error("arity", f"`.{expr.name}()` takes no arguments", expr.span)
+            if len(expr.args) != len(method.params):
+                self.error(
+                    "arity",
+                    f"`.{expr.name}()` takes "
+                    + ("no arguments" if not method.params else "one argument"),
+                    expr.span,
+                )
+            if expr.name == "at":
+                for arg in expr.args:
+                    self.argument(arg, t.INT, expr.name)
+                return target.element
+            if expr.name == "append":
+                for arg in expr.args:
+                    self.argument(arg, target.element, expr.name)
+                if not as_statement:
+                    self.error(
+                        "not-a-statement",
+                        "`.append(x)` is a statement: `xs.append(x);`",
+                        expr.span,
+                    )
+                self.assign_target(expr.target)
+                return t.UNIT
+            for arg in expr.args:
+                self.expr(arg, None)
             return method.result
         if t.is_text(target) or isinstance(target, t.SqlValue):
             method = TEXT_METHODS.get(expr.name)
@@ -427,18 +452,53 @@ class ExpressionChecker(SqlChecker):
                     expr.span,
                 )
             for arg, param in zip(expr.args, params, strict=False):
-                arg_type = self.expr(arg, param)
-                if not t.assignable(arg_type, param):
-                    self.error(
-                        "type-mismatch",
-                        f"`.{expr.name}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",
-                        arg.span,
-                    )
+                self.argument(arg, param, expr.name)
             return method.result
         self.error(
             "unknown-fn", f"{quoted_with_article(target)} has no method `{expr.name}`", expr.span
         )
         return t.UNKNOWN
+
+    def conversion(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
+        """`x.into::<text>()`: a value as text (TO_CHAR), text as a number (TO_NUMBER), or a
+        value as its own type."""
+        for arg in expr.args:
+            self.expr(arg, None)
+        if len(expr.type_args) != 1 or len(expr.type_args[0].alternatives) != 1 or expr.args:
+            self.error(
+                "type-mismatch",
+                "`.into::<T>()` takes one type and no arguments: `n.into::<text>()`",
+                expr.span,
+            )
+            return t.UNKNOWN
+        wanted = self.resolver.resolve(expr.type_args[0].alternatives[0])
+        if isinstance(source, t.UnknownType) or isinstance(wanted, t.UnknownType):
+            return wanted
+        convertible = (
+            t.assignable(source, wanted)
+            or (t.is_text(wanted) and (t.is_numeric(source) or t.is_temporal(source)))
+            or (t.is_numeric(wanted) and t.is_text(source))
+        )
+        if not convertible:
+            self.error(
+                "type-mismatch",
+                f"{quoted_with_article(source)} does not convert to `{wanted}`; `.into` turns "
+                "numbers, dates and timestamps into text and text into a number",
+                expr.span,
+            )
+            return t.UNKNOWN
+        self.analysis.types[id(expr)] = wanted
+        return wanted
+
+    def argument(self, arg: ast.Expr, param: t.Type, method: str) -> None:
+        """A method's argument, against the type it takes."""
+        arg_type = self.expr(arg, param)
+        if not t.assignable(arg_type, param):
+            self.error(
+                "type-mismatch",
+                f"`.{method}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",
+                arg.span,
+            )
 
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
         if "::" in expr.type_name:

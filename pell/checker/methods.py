@@ -75,6 +75,15 @@ METHODS: tuple[Method, ...] = (
         COMPARISON,
         receiver_precedence=ATOM,
     ),
+    Method("count", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
+    # A list's indexes run from 1 to its length (lists only grow at the end): FIRST and LAST
+    # are those indexes, NULL for an empty list.
+    Method("first", "list", (), t.INT, "{receiver}.FIRST", ATOM, receiver_precedence=ATOM),
+    Method("last", "list", (), t.INT, "{receiver}.LAST", ATOM, receiver_precedence=ATOM),
+    # `.at(i)`, 1-based, and `.append(x)`: their types come from the list's element type (the
+    # checker), `.append` is a statement (the lowering).
+    Method("at", "list", (t.INT,), t.UNKNOWN, "{receiver}({0})", ATOM, receiver_precedence=ATOM),
+    Method("append", "list", (t.UNKNOWN,), t.UNIT, "", ATOM, receiver_precedence=ATOM),
 )
 
 # name -> method, for each receiver

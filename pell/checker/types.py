@@ -121,6 +121,10 @@ def is_text(type_: Type) -> bool:
     return family(type_) == "text"
 
 
+def is_temporal(type_: Type) -> bool:
+    return family(type_) in ("date", "timestamp")
+
+
 def assignable(value: Type, target: Type) -> bool:
     """May a value of type `value` be stored where `target` is expected?"""
     if isinstance(value, UnknownType | NeverType | NullType) or isinstance(target, UnknownType):

@@ -167,12 +167,20 @@ class ExpressionLowerer:
     def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
         if sql_chain(expr) is not None:
             return self.prelude_value(expr), ATOM
+        if expr.name == "into":
+            wanted = self.type_of(expr)
+            source = self.type_of(expr.target)
+            if t.is_text(wanted) and not t.is_text(source):
+                return self.as_text(expr.target)
+            if t.is_numeric(wanted) and t.is_text(source):
+                return f"TO_NUMBER({self.lower(expr.target)})", ATOM
+            return self.lower_with_precedence(expr.target)  # already of that type
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
         methods = (
             LIST_METHODS if isinstance(self.type_of(expr.target), t.ListType) else TEXT_METHODS
         )
-        if expr.name not in methods:
+        if expr.name not in methods or expr.name == "append":  # append: a statement
             raise NotImplementedError(f"method .{expr.name}()")
         return methods[expr.name].lower(target, args)
 

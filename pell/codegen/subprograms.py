@@ -397,6 +397,19 @@ class FnLowerer(ExpressionLowerer):
         if (chain := sql_chain(expr)) is not None:
             self.emit(self.sql_statement(chain[0]))
             return
+        if isinstance(expr, ast.MethodCall) and expr.name == "append":
+            # `xs.append(x)`: the next index of an INDEX BY table, COUNT + 1 (lists are dense)
+            target = self.lower(expr.target)
+            value = expr.args[0]
+            element = self.type_of(value)
+            if isinstance(_unwrap_value(value), ast.RecordLit):
+                # field by field into a temporary: each `COUNT + 1` would be another element
+                temporary = self.temp(element)
+                self.store(temporary, value, element)
+                self.emit(plsql.Assign(f"{target}({target}.COUNT + 1)", temporary))
+                return
+            self.store(f"{target}({target}.COUNT + 1)", value, element)
+            return
         self.emit(plsql.Exec(self.lower(expr)))
 
     def stmt_if(self, stmt: ast.If) -> None:
@@ -446,6 +459,11 @@ class FnLowerer(ExpressionLowerer):
                     end = (f"{wrap(end, ADDITIVE)} - 1", ADDITIVE)
             calls = self.take_calls()
             head = f"FOR {variable} IN {start} .. {end[0]}"
+            self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
+        elif isinstance(source, ast.MethodCall) and source.name == "indices":
+            items = wrap(self.lower_with_precedence(source.target), ATOM)
+            calls = self.take_calls()
+            head = f"FOR {variable} IN 1 .. {items}.COUNT"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
