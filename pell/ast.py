@@ -371,7 +371,17 @@ class Fn(Node):
     has_body: bool = True  # False: `fn f(...);`, a signature only (stub modules)
 
 
-Item = Record | ErrorDecl | Enum | Fn
+@dataclass(frozen=True, slots=True)
+class Sequence(Node):
+    """`pub seq order_ids;`: an Oracle sequence the module's code reads with `.nextval` and
+    `.currval`. It declares one that exists (created with the tables), and creates nothing."""
+
+    name: str
+    public: bool = False
+    annotations: tuple[Annotation, ...] = ()
+
+
+Item = Record | ErrorDecl | Enum | Fn | Sequence
 
 
 @dataclass(frozen=True, slots=True)

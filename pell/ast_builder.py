@@ -246,6 +246,8 @@ class AstBuilder:
             return ast.Record(body.name, body.fields, public, annotations, span=span)
         if isinstance(body, ast.ErrorDecl):
             return ast.ErrorDecl(body.name, body.fields, public, annotations, span=span)
+        if isinstance(body, ast.Sequence):
+            return ast.Sequence(body.name, public, annotations, span=span)
         assert isinstance(body, ast.Enum)
         return ast.Enum(body.name, body.variants, public, annotations, span=span)
 
@@ -261,6 +263,9 @@ class AstBuilder:
 
     def positional_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
         return ast.AnnotationArg(None, children[0], span=span)
+
+    def seq_decl(self, span: ast.Span, children: list[Any]) -> ast.Sequence:
+        return ast.Sequence(str(children[0]), span=span)
 
     def record_decl(self, span: ast.Span, children: list[Any]) -> ast.Record:
         return ast.Record(str(children[0]), children[1], False, (), span=span)

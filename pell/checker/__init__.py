@@ -545,6 +545,8 @@ def _declare(
     enums: dict[str, dict[str, str]] = {}
     constants: dict[str, str] = {}  # PL/SQL constant -> the `Enum::Variant` it was made for
     for item in module.items:
+        if isinstance(item, ast.Sequence):
+            check_plain_annotations(item.annotations, "a sequence", diagnostics)
         if isinstance(item, ast.Enum):
             check_plain_annotations(item.annotations, "an enum", diagnostics)
             enums[item.name] = _enum_values(item, diagnostics)

@@ -46,7 +46,11 @@ def _unknown(annotation: ast.Annotation, known: tuple[str, ...], what: str) -> D
         "unknown-annotation",
         f"unknown annotation @{annotation.name} on {what}; it is ignored",
         annotation.span,
-        hints=(f"annotations here are: {', '.join('@' + k for k in known)}",),
+        hints=(
+            f"annotations here are: {', '.join('@' + k for k in known)}"
+            if known
+            else f"{what} takes no annotations",
+        ),
     )
 
 

@@ -162,6 +162,26 @@ class ExpressionChecker(SqlChecker):
         return t.TEXT
 
     def expr_fieldaccess(self, expr: ast.FieldAccess, expected: t.Type | None) -> t.Type:
+        sequence = expr.target
+        if (
+            isinstance(sequence, ast.Name)
+            and len(sequence.path) == 1
+            and self.lookup(sequence.path[0]) is None
+            and any(
+                isinstance(i, ast.Sequence) and i.name == sequence.path[0]
+                for i in self.module.module.items
+            )
+        ):
+            if expr.name not in ("nextval", "currval"):
+                self.error(
+                    "unknown-field",
+                    f"sequence `{sequence.path[0]}` has `.nextval` and `.currval`, not "
+                    f"`.{expr.name}`",
+                    expr.span,
+                )
+                return t.UNKNOWN
+            self.analysis.sequences[id(expr)] = f"{sequence.path[0].lower()}.{expr.name.upper()}"
+            return t.NUMBER
         target = self.expr(expr.target, None)
         if isinstance(target, t.RecordType):
             fields = self.module.record_info(target).fields

@@ -79,6 +79,7 @@ class FnAnalysis:
     callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
     builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
     keyword_names: dict[int, str] = field(default_factory=dict)  # KeywordArg -> `p_limit`
+    sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
 
 
 @dataclass(frozen=True, slots=True)

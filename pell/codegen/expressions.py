@@ -142,6 +142,11 @@ class ExpressionLowerer:
         return self.analysis.names[id(expr)].plsql, ATOM
 
     def fieldaccess_sql(self, expr: ast.FieldAccess) -> Lowered:
+        sequence = self.analysis.sequences.get(id(expr))
+        # "sequence_name.NEXTVAL / CURRVAL" may stand in a PL/SQL expression (PL/SQL Language
+        # Reference, "CURRVAL and NEXTVAL in PL/SQL", since 11g)
+        if sequence is not None:
+            return sequence, ATOM
         target = wrap(self.lower_with_precedence(expr.target), ATOM)
         if isinstance(self.type_of(expr.target), t.SqlRow):
             return f"{target}.{expr.name}", ATOM  # a column of the query: as written
