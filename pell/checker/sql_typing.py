@@ -3,6 +3,8 @@ they fetch into."""
 
 from __future__ import annotations
 
+import re
+
 from pell import ast, naming, sqltext
 from pell.checker import types as t
 from pell.checker.scopes import BodyScopes
@@ -89,7 +91,25 @@ class SqlChecker(BodyScopes):
             self.current_bind_span = ast.Span(
                 block.text_start + bind.start, block.text_start + bind.end
             )
-            replacement = self.resolve_bind(bind.name)
+            replacement = self.resolve_bind(bind.name) or self.row_column_bind(
+                bind.name, block.text[bind.end :]
+            )
+            row = self.lookup(bind.name)
+            column = re.match(r"\.([A-Za-z_][A-Za-z0-9_$#]*)", block.text[bind.end :])
+            if replacement is None and row is not None and isinstance(row.type, t.SqlRow):
+                start = block.text_start + bind.start
+                names = row.type.names
+                self.error(
+                    "unknown-bind",
+                    f"the query of `{bind.name}` has no column `{column.group(1)}`"
+                    f"{did_you_mean(column.group(1), names)}"
+                    if column
+                    else f"`:{bind.name}` is a whole row; bind one of its columns: "
+                    f"`:{bind.name}.{names[0] if names else 'col'}`",
+                    ast.Span(start, block.text_start + bind.end + (column.end() if column else 0)),
+                    "give the column an alias in the loop's select list",
+                )
+                continue
             if replacement is None:
                 start = block.text_start + bind.start
 
@@ -155,6 +175,16 @@ class SqlChecker(BodyScopes):
             span,
             f"give it an alias in the select list: `{name} as {name}_value`",
         )
+
+    def row_column_bind(self, name: str, following: str) -> str | None:
+        """`:r.col` on the row of a cursor loop: the row variable (`.col` stays in the SQL),
+        when the loop's query has that column."""
+        symbol = self.lookup(name)
+        column = re.match(r"\.([A-Za-z_][A-Za-z0-9_$#]*)", following)
+        if symbol is None or not isinstance(symbol.type, t.SqlRow) or column is None:
+            return None
+        names = {n.lower() for n in symbol.type.names}
+        return symbol.plsql if column.group(1).lower() in names else None
 
     def resolve_bind(self, name: str) -> str | None:
         symbol = self.lookup(name)
