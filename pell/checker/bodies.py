@@ -152,7 +152,7 @@ class BodyChecker(ExpressionChecker):
                         "use its columns (`row.name`), or fetch into a record with .one()",
                     )
                     declared = t.UNKNOWN
-                elif isinstance(value_type, t.SqlValue):
+                elif isinstance(value_type, t.SqlValue) and not value_type.column:
                     self.error(
                         "needs-annotation",
                         f"`let {stmt.name}` takes a query column, whose type pellc cannot see",

@@ -283,7 +283,7 @@ class SqlChecker(BodyScopes):
             )
         if terminator.name == "collect":
             if expected is None:
-                row = self.infer_row(shape, terminator)
+                row = self.infer_row(shape, terminator, block.text)
                 return row if isinstance(row, t.UnknownType) else t.ListType(row)
             if isinstance(expected, t.UnknownType):
                 return expected
@@ -298,24 +298,34 @@ class SqlChecker(BodyScopes):
                 self.check_column_count(block, shape, expected.element)
             return expected
         # .one() and .first(): one row
-        row = expected if expected is not None else self.infer_row(shape, terminator)
+        row = expected if expected is not None else self.infer_row(shape, terminator, block.text)
         if isinstance(row, t.UnknownType):
             return row
         if shape is not None:
             self.check_column_count(block, shape, row)
         return row
 
-    def infer_row(self, shape: sqltext.SqlShape | None, terminator: ast.MethodCall) -> t.Type:
-        """An unannotated row: the one record whose field names are the select list's names."""
+    def infer_row(
+        self, shape: sqltext.SqlShape | None, terminator: ast.MethodCall, sql: str
+    ) -> t.Type:
+        """An unannotated row: the one record whose field names are the select list's names;
+        for one row of one column, the type the SQL tells (single_column)."""
         if shape is None:
             return t.UNKNOWN
+        if terminator.name != "collect" and len(shape.select_items) == 1:
+            start, end = shape.select_items[0]
+            column = single_column(sql[start:end], sql)
+            if column is not None:
+                return column
         names = [n.lower() if n else None for n in shape.select_names]
-        single = len(names) == 1 and None not in names
+        star = any(sql[a:b].strip().endswith("*") for a, b in shape.select_items)
+        single = len(names) == 1 and not star
         row_example = "number" if single else "Order"
         example = f"list<{row_example}>" if terminator.name == "collect" else row_example
         if len(names) < 2 or None in names:
             why = (
-                "a single column"
+                "a single column whose type the SQL does not tell (COUNT(...) and a plain column "
+                "of the query's only table are inferred)"
                 if single
                 else "columns without names (`*`, or expressions without an alias)"
             )
@@ -418,7 +428,7 @@ class SqlChecker(BodyScopes):
         if isinstance(target, t.RecordType):
             wanted = len(self.module.record_info(target).fields)
             what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"
-        elif isinstance(target, t.Scalar):
+        elif isinstance(target, t.Scalar | t.SqlValue):
             wanted = 1
             what = f"{quoted_with_article(target)} takes one column"
         else:
@@ -441,3 +451,23 @@ class SqlChecker(BodyScopes):
                 f"the query selects {count} column{'s' * (count != 1)}, but {what}",
                 block.span,
             )
+
+
+_COUNT = re.compile(r"count\s*\((?:[^()]|\([^()]*\))*\)(?:\s+(?:as\s+)?[A-Za-z_]\w*)?", re.I)
+_COLUMN = re.compile(r"(?:[A-Za-z_][\w$#]*\.)?([A-Za-z_][\w$#]*)(?:\s+(?:as\s+)?[A-Za-z_]\w*)?")
+
+
+def single_column(item: str, sql: str) -> t.Type | None:
+    """The type of a query's one select item when the SQL tells it: COUNT(...) is a number
+    (COUNT "never returns null", SQL Language Reference, COUNT); a plain column of the query's
+    only table is that column's type, `table.column%TYPE`. None otherwise."""
+    item = item.strip()
+    if _COUNT.fullmatch(item):
+        return t.NUMBER
+    column = _COLUMN.fullmatch(item)
+    tables = sqltext.tables_named(sql)
+    if column is None or len(tables) != 1 or column.group(1).lower() in naming.ORACLE_RESERVED:
+        return None
+    schema, table, _ = tables[0]
+    owner = f"{schema.lower()}." if schema else ""
+    return t.SqlValue(f"{owner}{table.lower()}.{column.group(1).lower()}")

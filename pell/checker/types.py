@@ -59,10 +59,13 @@ class NeverType:
 
 @dataclass(frozen=True, slots=True)
 class SqlValue:
-    """A column of a SQL row: its type is known only to the database."""
+    """A column of a SQL row: its type is known only to the database. `column`, when one
+    table's column is known (`orders.status`), declares a variable of it: `%TYPE`."""
+
+    column: str = ""
 
     def __str__(self) -> str:
-        return "SQL value"
+        return f"the type of {self.column}" if self.column else "SQL value"
 
 
 @dataclass(frozen=True, slots=True)
