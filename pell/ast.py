@@ -269,6 +269,7 @@ class For(Node):
     source: Expr | Range
     body: Block
     var_span: Span = field(repr=False, compare=False)
+    bulk: bool = False  # `forall r in rows { sql! { ... } }`: one DML statement, FORALL
 
 
 @dataclass(frozen=True, slots=True)

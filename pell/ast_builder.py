@@ -393,6 +393,12 @@ class AstBuilder:
         var: Token = children[0]
         return ast.For(str(var), children[1], children[2], span=span, var_span=token_span(var))
 
+    def forall_stmt(self, span: ast.Span, children: list[Any]) -> ast.For:
+        var: Token = children[0]
+        return ast.For(
+            str(var), children[1], children[2], span=span, var_span=token_span(var), bulk=True
+        )
+
     def range(self, span: ast.Span, children: list[Any]) -> ast.Range:
         return ast.Range(children[0], children[2], str(children[1]) == "..=", span=span)
 

@@ -152,6 +152,7 @@ def transaction_savepoint(ordinal: int) -> str:
     return TRANSACTION_SAVEPOINT + (f"_{ordinal}" if ordinal > 1 else "")
 
 
+BULK_INDEX = "l_pell_bulk"  # the index of a FORALL (declared by FORALL itself)
 RUNTIME_PACKAGE = "pell_runtime"  # one exception and code constant per Pell error
 TRANSACTION_OPEN = "pell_transaction_open"  # pellc's own error: a transaction-scoped retry
 # called with a transaction open

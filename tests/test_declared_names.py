@@ -63,7 +63,7 @@ def undeclared_names(sql: str) -> list[str]:
                 and after[1] not in ("in",)
                 and before in (";", "is", "as", "(", ",")
             )
-            or (before == "for" and after[1] == "in")
+            or (before in ("for", "forall") and after[1] == "in")
             or (before in ("(", ",") and after[1] in ("in", "out"))
         )
         if is_declaration:

@@ -239,7 +239,46 @@ class BodyChecker(ExpressionChecker):
         self.scopes.pop()
         self.loop_depth -= 1
 
+    def stmt_forall(self, stmt: ast.For) -> None:
+        """`forall r in rows { sql! { insert ... :r.col ... } }`: FORALL over a list variable,
+        its one DML statement bound to each element in turn."""
+        source = stmt.source
+        source_type = self.expr(source, None) if not isinstance(source, ast.Range) else t.UNKNOWN
+        symbol = self.lookup(source.path[0]) if isinstance(source, ast.Name) else None
+        if symbol is None or not isinstance(source_type, t.ListType):
+            if not isinstance(source_type, t.UnknownType) or isinstance(source, ast.Range):
+                self.error(
+                    "type-mismatch",
+                    "`forall` runs over a list variable or parameter",
+                    source.span,
+                )
+            element: t.Type = t.UNKNOWN
+            plsql = naming.local_name(stmt.var)
+        else:
+            element = source_type.element
+            plsql = f"{symbol.plsql}({naming.BULK_INDEX})"
+        statements = stmt.body.stmts
+        chain = (
+            sql_chain(statements[0].expr)
+            if len(statements) == 1 and isinstance(statements[0], ast.ExprStmt)
+            else None
+        )
+        verb = chain[0].text.split(None, 1)[0].lower() if chain and chain[0].text.strip() else ""
+        if chain is None or chain[1] or verb not in ("insert", "update", "delete", "merge"):
+            self.error(
+                "unsupported",
+                "the body of `forall` is one `sql! { }` INSERT, UPDATE, DELETE or MERGE: FORALL "
+                "sends one DML statement for every element",
+                stmt.body.span,
+            )
+        variable = Symbol(stmt.var, plsql, element, "loop", False, stmt.var_span)
+        self.analysis.bindings[id(stmt)] = variable
+        self.loop_body(stmt.body, variable)
+
     def stmt_for(self, stmt: ast.For) -> None:
+        if stmt.bulk:
+            self.stmt_forall(stmt)
+            return
         source = stmt.source
         self.scopes.append({})
         if isinstance(source, ast.Range):

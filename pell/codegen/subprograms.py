@@ -442,6 +442,19 @@ class FnLowerer(ExpressionLowerer):
         self.emit(plsql.Loop("", [*prelude, check, *self.loop_body(stmt.body)]))
 
     def stmt_for(self, stmt: ast.For) -> None:
+        if stmt.bulk:
+            # FORALL i IN 1 .. COUNT <dml>: one statement, bound to every element (lists are
+            # dense); record fields of the collection may be bound since 11g (PL/SQL Language
+            # Reference, FORALL statement)
+            assert isinstance(stmt.source, ast.Name) and isinstance(stmt.body.stmts[0], ast.ExprStmt)
+            chain = sql_chain(stmt.body.stmts[0].expr)
+            assert chain is not None
+            statement = self.at(self.sql_statement(chain[0]))
+            items = self.lower(stmt.source)
+            dml = "\n".join("  " + line for line in statement.text.split("\n"))
+            statement.text = f"FORALL {naming.BULK_INDEX} IN 1 .. {items}.COUNT\n{dml}"
+            self.emit(statement)
+            return
         variable = self.analysis.bindings[id(stmt)].plsql
         source = stmt.source
         if isinstance(source, ast.Range):
