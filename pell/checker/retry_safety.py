@@ -256,6 +256,15 @@ def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]
     def warn(code: str, message: str, span: ast.Span, hint: str) -> None:
         found.append(Diagnostic.of(code, message, span, (hint,), (at_retry,)))
 
+    def nextval(span: ast.Span) -> None:
+        warn(
+            "side-effect-in-retry",
+            "a sequence's NEXTVAL is not given back by a rollback: each attempt uses up "
+            "another value",
+            span,
+            "take the value in the caller and pass it in, if gaps matter",
+        )
+
     sequences = {i.name for i in checked.module.items if isinstance(i, ast.Sequence)}
     for node in ast.walk(fn.decl.body):
         if (
@@ -264,24 +273,12 @@ def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]
             and isinstance(node.target, ast.Name)
             and node.target.path[0] in sequences
         ):
-            warn(
-                "side-effect-in-retry",
-                "a sequence's NEXTVAL is not given back by a rollback: each attempt uses up "
-                "another value",
-                node.span,
-                "take the value in the caller and pass it in, if gaps matter",
-            )
+            nextval(node.span)
         if isinstance(node, ast.SqlBlock):
             tokens = tokens_of(node)
             words = [token.text.lower() for token in tokens]
             if "nextval" in words:
-                warn(
-                    "side-effect-in-retry",
-                    "a sequence's NEXTVAL is not given back by a rollback: each attempt uses up "
-                    "another value",
-                    node.span,
-                    "take the value in the caller and pass it in, if gaps matter",
-                )
+                nextval(node.span)
             if words and words[0] in DML:
                 for word in UNSTABLE_VALUES:
                     if word in words:
