@@ -325,6 +325,7 @@ def build_tree(
     # calls into other modules can still fail a module that compiled on its own.
     pending: list[tuple[ModuleOutcome, CompileResult, dict[str, object]]] = []
     facts: list[tuple[ModuleOutcome, ModuleFacts]] = []
+    known: dict[Path, list[DeclaredError]] = {}  # each module's errors, when already seen
     # Every source is read first: the modules are one project, each may import the others.
     texts: dict[Path, tuple[str | None, CompileResult | None]] = {}
     for unit in units:
@@ -359,6 +360,10 @@ def build_tree(
                 and (not source_maps or (out_dir / f"{key}.map.json").exists())
             ):
                 entries[key] = {**old, "path": ref}
+                known[unit.path] = [
+                    DeclaredError(str(old.get("module")), name, category)
+                    for name, category in _recorded_errors(old)
+                ]
                 outcome = ModuleOutcome(unit, "unchanged", SourceFile(unit.path.name, text))
                 result.outcomes.append(outcome)
                 facts.append((outcome, cached_facts))
@@ -371,6 +376,8 @@ def build_tree(
             outcome.source, outcome.diagnostics = compiled.source, compiled.diagnostics
         result.outcomes.append(outcome)
         module = compiled.module if compiled is not None else None
+        if module is not None and not module.is_stub:
+            known[unit.path] = declared_errors(module)  # parsed already: not again
         if compiled is not None and module is not None and module.is_stub and compiled.ok_stub:
             outcome.status = "stub"  # checked; an Oracle package is not generated
             continue
@@ -434,14 +441,14 @@ def build_tree(
     # module declares an error or any output names pell_runtime.
     # Modules of the output directory that the project does not hold (built before, from
     # inputs outside it) keep their errors in the runtime too.
-    known = {".".join(file.declares).lower() for file in project.files if file.declares}
+    in_project = {".".join(file.declares).lower() for file in project.files if file.declares}
     elsewhere = [
         DeclaredError(str(entry.get("module")), str(error[0]), str(error[1]))
         for entry in entries.values()
-        if str(entry.get("module")).lower() not in known
+        if str(entry.get("module")).lower() not in in_project
         for error in _recorded_errors(entry)
     ]
-    runtime = project_runtime(project, elsewhere)
+    runtime = project_runtime(project, elsewhere, known)
     needs_runtime = bool(runtime.errors) or any(_references_runtime(e) for e in entries.values())
     stale = [out_dir / name for key in orphans for name in (key, f"{key}.map.json")]
     runtime_path = out_dir / RUNTIME_FILE

@@ -4,7 +4,7 @@ project-wide, plus the JSON helpers raised errors use for their payload."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,11 +66,15 @@ class ProjectRuntime:
 
 
 def project_runtime(
-    project: Project, elsewhere: Sequence[DeclaredError] = ()
+    project: Project,
+    elsewhere: Sequence[DeclaredError] = (),
+    known: Mapping[Path, list[DeclaredError]] | None = None,
 ) -> ProjectRuntime:
     """Number every error of every module of `project` (its stubs have none) and `elsewhere`
     (modules of an output directory the project does not hold), keeping the codes of the
-    project's code file. CodeFileError when the file is unusable."""
+    project's code file. `known` holds the errors of files whose text a build has seen before
+    (its manifest): those files are not parsed again, unless a problem must be shown at one of
+    their declarations. CodeFileError when the file is unusable."""
     book_path = project.config.error_codes_path
     book = read_code_book(book_path) if book_path is not None else None
     book_text = book_path.read_text(encoding="utf-8") if book is not None and book_path else None
@@ -78,6 +82,10 @@ def project_runtime(
     unknown: set[str] | None = None if not project.complete else set()
     files: dict[str, ProjectFile] = {}
     for file in project.files:
+        if known is not None and file.path in known and file.declares is not None:
+            files[".".join(file.declares)] = file
+            declared += known[file.path]
+            continue
         module = file.module
         if module is None or project.duplicate_of(file.path) is not None:
             if file.declares is None or unknown is None:
@@ -90,13 +98,17 @@ def project_runtime(
         files[module.dotted_name] = file
         declared += declared_errors(module)
     numbering = assign_codes(declared, book, None if unknown is None else frozenset(unknown))
+    clashes = name_clashes(numbering.errors)
+    unlocated = [o.first_extra for o in numbering.overflows] + [c for _, c in clashes]
+    if known and any(e.decl is None and e.module in files for e in unlocated):
+        return project_runtime(project, elsewhere)  # parse, to show where
     problems: list[tuple[ProjectFile, Diagnostic]] = []
     for overflow in numbering.overflows:
         extra = overflow.first_extra
         if extra.decl is not None:
             diagnostic = Diagnostic.of("too-many-errors", overflow.message, extra.decl.span)
             problems.append((files[extra.module], diagnostic))
-    for earlier, clashing in name_clashes(numbering.errors):
+    for earlier, clashing in clashes:
         if clashing.decl is not None:
             message = describe_clash(earlier, clashing)
             diagnostic = Diagnostic.of("duplicate-name", message, clashing.decl.span)
