@@ -188,6 +188,9 @@ TABLE: tuple[Builtin, ...] = (
     _b("systimestamp", (), TIMESTAMP, form="bare", bare=True),
     _b("add_months", ("datetime", "numeric"), DATE),
     _b("months_between", ("datetime", "datetime"), t.NUMBER),
+    # NUMTODSINTERVAL(n, 'DAY' | 'HOUR' | 'MINUTE' | 'SECOND') is an INTERVAL DAY TO SECOND
+    # (NUMTODSINTERVAL.html)
+    _b("numtodsinterval", ("numeric", "format"), t.INTERVAL),
     _b("last_day", ("datetime",), DATE),
     # EXTRACT returns a NUMBER for YEAR ... SECOND (EXTRACT-datetime.html)
     _b("extract", ("field", "datetime"), t.NUMBER, form="extract"),

@@ -9,7 +9,7 @@ from typing import Any
 from pell import ast, naming
 from pell.checker import builtins
 from pell.checker import types as t
-from pell.checker.methods import LIST_METHODS, TEXT_METHODS, spoken_list
+from pell.checker.methods import DATETIME_FIELDS, LIST_METHODS, TEXT_METHODS, spoken_list
 from pell.checker.model import FnInfo, Symbol
 from pell.checker.sql_typing import SqlChecker, sql_chain
 from pell.diagnostics import Note, did_you_mean, quoted_with_article
@@ -415,6 +415,20 @@ class ExpressionChecker(SqlChecker):
         target = self.expr(expr.target, None)
         if expr.name == "into":
             return self.conversion(expr, target)
+        fields = DATETIME_FIELDS.get(t.family(target) or "")
+        if fields is not None:
+            for arg in expr.args:
+                self.expr(arg, None)
+            if expr.name not in fields or expr.args:
+                self.error(
+                    "unknown-fn",
+                    f"{quoted_with_article(target)} has "
+                    + ", ".join(f".{f}()" for f in fields)
+                    + f", not `.{expr.name}()`",
+                    expr.name_span,
+                )
+                return t.UNKNOWN
+            return t.NUMBER
         if isinstance(target, t.UnknownType):
             for arg in expr.args:
                 self.expr(arg, None)
@@ -648,6 +662,19 @@ class ExpressionChecker(SqlChecker):
                 'interpolate instead: "{a}{b}"',
             )
             return t.UNKNOWN
+        if {t.family(left), t.family(right)} & {"date", "timestamp", "interval"}:
+            result = t.datetime_arithmetic(op, left, right)
+            if result is None:
+                self.error(
+                    "type-mismatch",
+                    f"`{op}` does not take {quoted_with_article(left)} and "
+                    f"{quoted_with_article(right)}",
+                    expr.span,
+                    "dates take days (numbers) or intervals; timestamps take intervals: "
+                    "`ts + numtodsinterval(5, \"MINUTE\")`",
+                )
+                return t.UNKNOWN
+            return result
         if t.is_numeric(left) and t.is_numeric(right):
             if op == "/":
                 return t.NUMBER

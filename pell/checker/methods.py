@@ -86,6 +86,15 @@ METHODS: tuple[Method, ...] = (
     Method("append", "list", (t.UNKNOWN,), t.UNIT, "", ATOM, receiver_precedence=ATOM),
 )
 
+# `d.year()` ... `i.second()`: EXTRACT(<FIELD> FROM value), a NUMBER. EXTRACT takes YEAR, MONTH
+# and DAY from a DATE only; HOUR, MINUTE and SECOND need a TIMESTAMP or an INTERVAL; an
+# INTERVAL DAY TO SECOND has no YEAR or MONTH (SQL Language Reference, EXTRACT (datetime)).
+DATETIME_FIELDS: dict[str, tuple[str, ...]] = {
+    "date": ("year", "month", "day"),
+    "timestamp": ("year", "month", "day", "hour", "minute", "second"),
+    "interval": ("day", "hour", "minute", "second"),
+}
+
 # name -> method, for each receiver
 TEXT_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "text"}
 LIST_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "list"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp")
+SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp", "interval")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +103,9 @@ INT = Scalar("int")
 TEXT = Scalar("text")
 BIGTEXT = Scalar("bigtext")
 BOOL = Scalar("bool")
+DATE = Scalar("date")
+TIMESTAMP = Scalar("timestamp")
+INTERVAL = Scalar("interval")  # INTERVAL DAY TO SECOND
 UNIT = UnitType()
 UNKNOWN = UnknownType()
 
@@ -126,6 +129,30 @@ def is_text(type_: Type) -> bool:
 
 def is_temporal(type_: Type) -> bool:
     return family(type_) in ("date", "timestamp")
+
+
+def datetime_arithmetic(op: str, left: Type, right: Type) -> Type | None:
+    """The type of `left op right` when a date, timestamp or interval takes part, as Oracle
+    types it (SQL Language Reference, "Datetime/Interval Arithmetic"): DATE - DATE is a
+    NUMBER of days and DATE +- a number of days a DATE; TIMESTAMP - TIMESTAMP is an INTERVAL
+    DAY TO SECOND; a datetime +- an interval is that datetime's type; intervals add and
+    subtract, and multiply and divide by numbers. None when no such rule applies."""
+    fl, fr = family(left), family(right)
+    if op == "-" and fl == fr == "date":
+        return NUMBER
+    if op == "-" and fl == fr == "timestamp":
+        return INTERVAL
+    if op in ("+", "-") and fl in ("date", "timestamp") and (fr == "interval" or fr == "numeric"):
+        return left if fr == "interval" or fl == "date" else None
+    if op == "+" and fr in ("date", "timestamp") and (fl == "interval" or fl == "numeric"):
+        return right if fl == "interval" or fr == "date" else None
+    if op in ("+", "-") and fl == fr == "interval":
+        return INTERVAL
+    if op in ("*", "/") and fl == "interval" and fr == "numeric":
+        return INTERVAL
+    if op == "*" and fl == "numeric" and fr == "interval":
+        return INTERVAL
+    return None
 
 
 def assignable(value: Type, target: Type) -> bool:

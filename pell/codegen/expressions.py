@@ -180,6 +180,8 @@ class ExpressionLowerer:
             if t.is_numeric(wanted) and t.is_text(source):
                 return f"TO_NUMBER({self.lower(expr.target)})", ATOM
             return self.lower_with_precedence(expr.target)  # already of that type
+        if t.family(self.type_of(expr.target)) in ("date", "timestamp", "interval"):
+            return f"EXTRACT({expr.name.upper()} FROM {self.lower(expr.target)})", ATOM
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
         methods = (

@@ -18,6 +18,12 @@ _SCALARS: dict[str, tuple[str, str, str]] = {
     "bool": ("BOOLEAN", "BOOLEAN", "BOOLEAN"),
     "date": ("DATE", "DATE", "DATE"),
     "timestamp": ("TIMESTAMP", "TIMESTAMP", "TIMESTAMP"),
+    # a parameter takes no precision; locals and fields hold any interval Oracle makes
+    "interval": (
+        "INTERVAL DAY(9) TO SECOND(9)",
+        "INTERVAL DAY TO SECOND",
+        "INTERVAL DAY(9) TO SECOND(9)",
+    ),
 }
 _PLACE_INDEX = {"local": 0, "param": 1, "field": 2}
 
