@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pell import ast, compile_source, parse
+from pell.diagnostics import render_all
 
 
 def _module(body: str) -> ast.Module:
@@ -243,6 +244,69 @@ def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
 ) -> None:
     _, diagnostics = parse(f"module m;\n{source}\n")
     assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]
+
+
+@pytest.mark.parametrize(
+    ("source", "word", "message"),
+    [
+        ('fn f(x: number) -> text {\n  return match x { 0 -> "zero", _ -> "many", };\n}', "match",
+         "`match` is not supported yet"),
+        ("fn f(s: Shape) {\n  match s {\n    Circle(_) -> { g(); }\n    Nil { } -> { }\n  }\n}",
+         "match", "`match` is not supported yet"),
+        ("pub type Money {\n  amount: number;\n  map fn rank() -> number { return 1; }\n}", "type",
+         "object types (`type Name { }`) are not supported yet"),
+        ("pub sealed type S {\n  fn area() -> number;\n  case C { r: number; } { }\n}", "sealed",
+         "sealed types are not supported yet"),
+        ("aggregate a(x: number) -> number {\n  state { acc: number = 0; }\n"
+         "  step(v: number) { }\n  finish() -> number { return 1; }\n}", "aggregate",
+         "aggregates are not supported yet"),
+        ("@binds(st)\npub unsafe fn f(st: text) { exec_dyn(\"x\"); }", "unsafe",
+         "`unsafe fn` (dynamic SQL) is not supported yet"),
+        ("fn f(s: text) -> bool { return re::matches(s, /a\\/b+/); }", "/a\\/b+/",
+         "regex literals (`/pattern/`) are not supported yet"),
+        ("fn f(j: text) { let x = jq!{ j | .a[] | select(.b == \"}\") }.collect(); }", "jq",
+         "jq queries (`jq! { }`) are not supported yet"),
+        ("fn f(s: text) -> text { return s |> trim() |> upper(); }", "|>",
+         "`|>` pipelines are not supported yet"),
+        ("@parallel(order = (a, b))\nfn f() { }", "@parallel", "`@parallel(...)` is not supported yet"),
+    ],
+)  # fmt: skip
+def test_public_forms_parse_and_are_unsupported_at_their_keyword(
+    source: str, word: str, message: str
+) -> None:
+    """The public compiler's forms are in the grammar: the error points at the construct's
+    keyword, and a file's other out-of-scope constructs are reported with it."""
+    text = f"module m;\n{source}\n"
+    module, diagnostics = parse(text)
+    assert module is None
+    assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]
+    span = diagnostics[0].span
+    assert text[span.start : span.end] == word
+
+
+def test_every_unsupported_form_of_a_file_is_reported_in_source_order() -> None:
+    text = (
+        "module m;\n@parallel(order = (a, b))\nfn f(x: number) {\n  let y = x |> g();\n"
+        "  match x { _ -> { } }\n}\npub sealed type S { }\n"
+    )
+    _, diagnostics = parse(text)
+    words = [text[d.span.start : d.span.end] for d in diagnostics]
+    assert words == ["@parallel", "|>", "match", "sealed"]
+
+
+def test_the_new_keywords_stay_names_where_no_keyword_can_stand() -> None:
+    """`type`, `match`, `case`, `state` are fields, locals and columns as before; `/` after an
+    operand is a division, never a regex literal."""
+    text = (
+        "module m;\npub record R { type: text, case: number }\n"
+        "fn f(r: R, a: number, b: number) -> number {\n  let state = r.case;\n"
+        "  let t = r.type;\n  return a / b / state;\n}\n"
+    )
+    module, diagnostics = parse(text)
+    assert diagnostics == [] and module is not None
+    result = compile_source(text, "m.pell")
+    assert result.sql is not None, render_all(result.diagnostics, result.source)
+    assert "p_a / p_b / l_state" in result.sql
 
 
 def test_a_file_without_a_module_line_is_unsupported_at_its_first_token() -> None:

@@ -123,6 +123,12 @@ class TypeResolver:
             return self._single(ref)
         if name == "Result":
             return self.resolve_result(ref)[0]
+        if name in PUBLIC_PELL_TYPES:
+            what, hint = PUBLIC_PELL_TYPES[name]
+            message = f"{what} is not supported yet"
+            hints = (hint,) if hint else ()
+            self.diagnostics.append(Diagnostic.of("unsupported", message, ref.span, hints=hints))
+            return t.UNKNOWN
         known = [*t.SCALARS, *sorted(self.records), "list", "Option", "Result"]
         self.diagnostics.append(
             Diagnostic.of(
@@ -593,6 +599,20 @@ def _declare(
 
     checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
     return checked, resolver
+
+
+# Types of the public Pell language that pellc does not lower yet (a record or enum of the
+# module with one of these names is that record or enum).
+PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
+    "json": ("the `json` type", ""),
+    "bytes": ("the `bytes` type", ""),
+    "map": ("`map<K, V>`", ""),
+    "set": ("`set<T>`", ""),
+    "cursor": ("`cursor<T>`", "a @pipelined fn reads its rows with `for r in sql! { ... }`"),
+    "stream": ("`stream<T>`", "a @pipelined fn returns `list<T>` and `yield`s its rows"),
+    "rowtype": ("`rowtype<table>`", "declare a record with the columns the fn uses"),
+    "Never": ("the `Never` type", ""),
+}
 
 
 def _check_record_cycles(records: dict[str, RecordInfo], diagnostics: list[Diagnostic]) -> None:

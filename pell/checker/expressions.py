@@ -9,6 +9,7 @@ from typing import Any
 from pell import ast, naming
 from pell.checker import builtins
 from pell.checker import types as t
+from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.methods import DATETIME_FIELDS, LIST_METHODS, TEXT_METHODS, spoken_list
 from pell.checker.model import FnInfo, Symbol
 from pell.checker.sql_typing import SqlChecker, sql_chain
@@ -263,6 +264,14 @@ class ExpressionChecker(SqlChecker):
         if foreign is None:
             for arg in call_values(expr):
                 self.expr(arg, None)
+            if alias not in self.module.imports and alias.lower() in PELL_LIBRARY_MODULES:
+                self.error(
+                    "unsupported",
+                    f"`{expr.callee.text}` (the public Pell library's `{alias}` module) is not "
+                    "supported yet",
+                    expr.callee.span,
+                )
+                return t.UNKNOWN
             if alias not in self.module.imports:
                 self.error(
                     "unknown-name",

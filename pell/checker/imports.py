@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
 # Modules of the public Pell standard library that pellc does not provide: importing one is
 # an `unsupported` error, not a call into an Oracle package of that name that does not exist.
-PELL_LIBRARY_MODULES = frozenset({"json", "re", "jq", "agg", "io", "fmt", "strings", "math"})
+PELL_LIBRARY_MODULES = frozenset(
+    {"json", "re", "jq", "agg", "io", "fmt", "strings", "math", "pivot", "bytes"}
+)
 
 
 class ModuleIndex(Protocol):
