@@ -424,6 +424,8 @@ class ExpressionChecker(SqlChecker):
         target = self.expr(expr.target, None)
         if expr.name == "into":
             return self.conversion(expr, target)
+        if expr.name == "to_text":
+            return self.to_text(expr, target)
         fields = DATETIME_FIELDS.get(t.family(target) or "")
         if fields is not None:
             for arg in expr.args:
@@ -532,6 +534,29 @@ class ExpressionChecker(SqlChecker):
             return t.UNKNOWN
         self.analysis.types[id(expr)] = wanted
         return wanted
+
+    def to_text(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
+        """`x.to_text()`: any value interpolation takes, as text the way interpolation writes it
+        (TO_CHAR; `true`/`false` for a bool)."""
+        for arg in expr.args:
+            self.expr(arg, None)
+        if expr.args or expr.type_args:
+            self.error(
+                "arity",
+                "`.to_text()` takes no arguments and no type: `n.to_text()`",
+                expr.span,
+            )
+        elif not isinstance(source, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
+            self.error(
+                "type-mismatch",
+                f"{quoted_with_article(source)} has no `.to_text()`: numbers, text, booleans, "
+                "dates, timestamps and intervals have",
+                expr.span,
+                "convert its "
+                + ("elements" if isinstance(source, t.ListType) else "fields")
+                + " one by one",
+            )
+        return t.TEXT
 
     def argument(self, arg: ast.Expr, param: t.Type, method: str) -> None:
         """A method's argument, against the type it takes."""

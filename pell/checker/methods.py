@@ -10,6 +10,10 @@ from typing import Literal
 from pell.checker import types as t
 from pell.precedence import ADDITIVE, ATOM, COMPARISON, OR, Lowered, wrap
 
+# `text.split(d)` calls this function of the package (a Pell fn of that name is renamed: the
+# lowering's own subprograms are `pell_...`, see naming.fn_name).
+SPLIT_FUNCTION = "pell_split"
+
 
 @dataclass(frozen=True, slots=True)
 class Method:
@@ -25,6 +29,8 @@ class Method:
     precedence: int
     # OR, the loosest: inside a function's parentheses any expression stands as it is
     receiver_precedence: int = OR
+    # the package-private function the template calls, declared in the body when used
+    helper: str | None = None
 
     def lower(self, receiver: Lowered, args: Sequence[str]) -> Lowered:
         """The PL/SQL of a call of this method, from its lowered receiver and arguments."""
@@ -65,6 +71,17 @@ METHODS: tuple[Method, ...] = (
         COMPARISON,
     ),
     Method("substr", "text", (t.INT, t.INT), t.TEXT, "SUBSTR({receiver}, {0}, {1})", ATOM),
+    # The parts between occurrences of the delimiter, empty ones kept (as NULL): a loop over
+    # INSTR in a function of the package (templates/split_function.sql.j2).
+    Method(
+        "split",
+        "text",
+        (t.TEXT,),
+        t.ListType(t.TEXT),
+        SPLIT_FUNCTION + "({receiver}, {0})",
+        ATOM,
+        helper=SPLIT_FUNCTION,
+    ),
     Method("len", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
     Method(
         "is_empty",

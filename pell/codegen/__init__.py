@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from pell import ast, naming, plsql
 from pell.checker import types as t
+from pell.checker.methods import SPLIT_FUNCTION
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
@@ -33,6 +34,9 @@ class LoweredModule:
     panic_range: tuple[int, int]
     panic_codes: tuple[tuple[str, str], ...]  # (code with its comma, comment); empty: no function
     subprograms: tuple[plsql.Subprogram, ...]
+    # `text.split(d)`'s function and the list type it returns; empty: no text is split
+    split_function: str = ""
+    text_list_type: str = ""
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -192,6 +196,9 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     schema, name = naming.module_package(checked.module)
     spec_types, body_types = type_declarations(checked)
     fns = list(checked.fns.values())
+    lowerers = [FnLowerer(checked, fn, checked.analyses[fn.decl.name], target) for fn in fns]
+    subprograms = tuple(lowerer.lower_fn() for lowerer in lowerers)
+    splits = any(SPLIT_FUNCTION in lowerer.helpers for lowerer in lowerers)
     return LoweredModule(
         schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
@@ -206,9 +213,9 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         panic_range=PANIC_RANGE,
         # pell_is_panic serves the retry loops that catch every error (no `on = [...]`)
         panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
-        subprograms=tuple(
-            FnLowerer(checked, fn, checked.analyses[fn.decl.name], target).lower_fn() for fn in fns
-        ),
+        subprograms=subprograms,
+        split_function=SPLIT_FUNCTION if splits else "",
+        text_list_type=plsql_type(t.ListType(t.TEXT), "local") if splits else "",
     )
 
 

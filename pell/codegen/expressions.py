@@ -73,6 +73,8 @@ class ExpressionLowerer:
         # Paths of the calls lowered since the last statement was emitted (the statement tree
         # records which calls each statement makes).
         self.calls: list[tuple[str, ...]] = []
+        # The package's own helper functions the lowered expressions call (`pell_split`).
+        self.helpers: set[str] = set()
 
     def type_of(self, expr: ast.Expr) -> t.Type:
         return self.analysis.types.get(id(expr), t.UNKNOWN)
@@ -180,6 +182,8 @@ class ExpressionLowerer:
             if t.is_numeric(wanted) and t.is_text(source):
                 return f"TO_NUMBER({self.lower(expr.target)})", ATOM
             return self.lower_with_precedence(expr.target)  # already of that type
+        if expr.name == "to_text":
+            return self.as_text(expr.target)
         if t.family(self.type_of(expr.target)) in ("date", "timestamp", "interval"):
             return f"EXTRACT({expr.name.upper()} FROM {self.lower(expr.target)})", ATOM
         target = self.lower_with_precedence(expr.target)
@@ -189,7 +193,10 @@ class ExpressionLowerer:
         )
         if expr.name not in methods or expr.name == "append":  # append: a statement
             raise NotImplementedError(f"method .{expr.name}()")
-        return methods[expr.name].lower(target, args)
+        method = methods[expr.name]
+        if method.helper is not None:
+            self.helpers.add(method.helper)
+        return method.lower(target, args)
 
     # -- operators
 
