@@ -81,9 +81,9 @@ class CodeBook:
         return json.dumps(data, indent=2) + "\n"
 
 
-def read_code_book(path: Path) -> CodeBook | None:
-    """The code file at `path`; None when there is none yet. CodeFileError when it cannot be
-    read or is not a code file pellc wrote (hand edits must keep its shape)."""
+def read_code_book(path: Path) -> tuple[CodeBook, str] | None:
+    """The code file at `path` and its text; None when there is none yet. CodeFileError when
+    it cannot be read or is not a code file pellc wrote (hand edits must keep its shape)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -99,7 +99,7 @@ def read_code_book(path: Path) -> CodeBook | None:
         raise CodeFileError(f"{path}: {problem}")
     codes = {str(k): int(v) for k, v in data["codes"].items()}
     retired = {int(k): str(v) for k, v in data.get("retired", {}).items()}
-    return CodeBook(codes, retired)
+    return CodeBook(codes, retired), text
 
 
 def _shape_problem(data: object) -> str | None:

@@ -18,6 +18,7 @@ MODULE_VARIABLE = "l_pell_module"  # `observe`: the session's module and action 
 ACTION_VARIABLE = "l_pell_action"
 INDEX_VARIABLE = "l_pell_i"  # the index of a loop over a list
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
+SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
 TRANSACTION_SAVEPOINT = "pell_transaction"  # of a `transaction { }` block
 

@@ -76,8 +76,8 @@ def project_runtime(
     (its manifest): those files are not parsed again, unless a problem must be shown at one of
     their declarations. CodeFileError when the file is unusable."""
     book_path = project.config.error_codes_path
-    book = read_code_book(book_path) if book_path is not None else None
-    book_text = book_path.read_text(encoding="utf-8") if book is not None and book_path else None
+    found = read_code_book(book_path) if book_path is not None else None
+    book, book_text = found if found is not None else (None, None)
     declared: list[DeclaredError] = list(elsewhere)
     unknown: set[str] | None = None if not project.complete else set()
     files: dict[str, ProjectFile] = {}

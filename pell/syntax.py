@@ -224,13 +224,6 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
             "`module name;`",
             ast.Span(start, start),
         )
-    parallel = text.rfind("@parallel(", 0, position)
-    if parallel >= 0 and text.count("(", parallel, position) > text.count(")", parallel, position):
-        return Diagnostic.of(
-            "unsupported",
-            "`@parallel(...)` is not supported yet",
-            ast.Span(parallel, parallel + len("@parallel")),
-        )
     if text.startswith("<", position) and text[:position].rstrip().endswith("::"):
         before = text[:position].rstrip()[:-2]
         qualified = re.search(r"([A-Za-z_]\w*)\s*(?:::\s*[A-Za-z_]\w*\s*)*$", before)

@@ -8,11 +8,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pell.checker import types as t
+from pell.naming import SPLIT_FUNCTION
 from pell.precedence import ADDITIVE, ATOM, COMPARISON, OR, Lowered, wrap
-
-# `text.split(d)` calls this function of the package (a Pell fn of that name is renamed: the
-# lowering's own subprograms are `pell_...`, see naming.fn_name).
-SPLIT_FUNCTION = "pell_split"
 
 
 @dataclass(frozen=True, slots=True)

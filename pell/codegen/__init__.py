@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 from pell import ast, naming, plsql
 from pell.checker import types as t
-from pell.checker.methods import SPLIT_FUNCTION
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
@@ -198,7 +197,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     fns = list(checked.fns.values())
     lowerers = [FnLowerer(checked, fn, checked.analyses[fn.decl.name], target) for fn in fns]
     subprograms = tuple(lowerer.lower_fn() for lowerer in lowerers)
-    splits = any(SPLIT_FUNCTION in lowerer.helpers for lowerer in lowerers)
+    splits = any(naming.SPLIT_FUNCTION in lowerer.helpers for lowerer in lowerers)
     return LoweredModule(
         schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
@@ -214,7 +213,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         # pell_is_panic serves the retry loops that catch every error (no `on = [...]`)
         panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
         subprograms=subprograms,
-        split_function=SPLIT_FUNCTION if splits else "",
+        split_function=naming.SPLIT_FUNCTION if splits else "",
         text_list_type=plsql_type(t.ListType(t.TEXT), "local") if splits else "",
     )
 
