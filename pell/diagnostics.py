@@ -32,6 +32,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "duplicate-name": (Severity.ERROR, "two declarations with one name"),
     "duplicate-module": (Severity.ERROR, "two files of one project that declare one module"),
     "package-clash": (Severity.WARNING, "a package named like a table or view its SQL uses"),
+    "table-function": (Severity.ERROR, "a call of a @pipelined fn, which only SQL can read"),
     "keyword-argument": (Severity.ERROR, "a keyword argument that names no parameter, or twice"),
     "unknown-module": (Severity.ERROR, "an import that names no module of the project"),
     "private": (Severity.ERROR, "another module's item that is not `pub`"),

@@ -240,7 +240,10 @@ class Exit:
 
 @dataclass(slots=True)
 class ExitWhen:
+    """`EXIT WHEN NOT (condition)`: a WHILE's test; `EXIT WHEN condition` when `holds`."""
+
     condition: Condition
+    holds: bool = False
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -473,7 +476,8 @@ class Printer:
         self.line(depth, stmt.origin, "EXIT;")
 
     def exit_when(self, stmt: ExitWhen, depth: int) -> None:
-        self.line(depth, stmt.origin, f"EXIT WHEN NOT ({stmt.condition.text()});")
+        test = stmt.condition.text() if stmt.holds else f"NOT ({stmt.condition.text()})"
+        self.line(depth, stmt.origin, f"EXIT WHEN {test};")
 
     def continue_(self, stmt: Continue, depth: int) -> None:
         self.line(depth, stmt.origin, "CONTINUE;")

@@ -653,6 +653,9 @@ class Generator:
                 elem = self.value_ty()
             fn.ret = Ty("list", elem=elem)
             fn.ret_text = f" -> {fn.ret.pell()}"
+            for param in params:  # SQL calls it: `in` parameters only
+                if not self.bad(0.1):
+                    param.mode = "in"
         else:
             fn.ret = self.value_ty()
             fn.ret_text = f" -> {fn.ret.pell()}"

@@ -333,3 +333,61 @@ def test_building_a_stub_alone_writes_nothing_and_says_so(
     assert captured.err == (
         f"{stub}: a @stub module declares an Oracle package: nothing to generate\n"
     )
+
+
+def test_another_modules_pipelined_fn_is_read_in_sql_not_called(tmp_path: Path) -> None:
+    (tmp_path / "feeds.pell").write_text(
+        "module shop.feeds;\n"
+        "pub record Price { sym: text, amount: number }\n"
+        "@pipelined\n"
+        "pub fn prices(rows: cursor<Price>) -> stream<Price> {\n"
+        "    for r in rows { yield r; }\n"
+        "}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "report.pell").write_text(
+        "module shop.report;\n"
+        "import shop::feeds;\n"
+        "@pipelined\n"
+        "pub fn doubled(rows: cursor<feeds::Price>) -> stream<number> {\n"
+        "    for r in rows { yield r.amount * 2; }\n"
+        "}\n"
+        "pub fn wrong() -> number {\n"
+        "    let n = feeds::prices(1);\n"
+        "    return 0;\n"
+        "}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    code = main(["build", str(tmp_path), "-d", str(out)])
+    assert code == 1
+    report = (tmp_path / "report.pell").read_text(encoding="utf-8")
+    (tmp_path / "report.pell").write_text(
+        report.replace("    let n = feeds::prices(1);\n", ""), encoding="utf-8"
+    )
+    assert main(["build", str(tmp_path), "-d", str(out)]) == 0
+    sql = (out / "report.sql").read_text(encoding="utf-8")
+    assert_oracle_accepts(sql)
+    # the other module's record is the FETCH target: the cursor's columns fill its fields
+    assert "l_r shop.feeds.t_price;" in sql
+    assert "FETCH p_rows INTO l_r;\n      EXIT WHEN p_rows%NOTFOUND;" in sql
+
+
+def test_a_call_of_another_modules_pipelined_fn_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "feeds.pell").write_text(
+        "module feeds;\n@pipelined\npub fn ids() -> stream<number> {\n    yield 1;\n}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "report.pell").write_text(
+        "module report;\nimport feeds;\npub fn n() -> number {\n"
+        "    let xs = feeds::ids();\n    return 0;\n}\n",
+        encoding="utf-8",
+    )
+    code, lines = _check([str(tmp_path)], capsys)
+    assert code == 1
+    assert [line for line in lines if ": error: " in line] == [
+        f"{tmp_path / 'report.pell'}:4:14: error: `feeds::ids` is @pipelined: SQL reads its "
+        "rows, PL/SQL cannot call it  [table-function]"
+    ]

@@ -137,6 +137,16 @@ class TypeResolver:
         )
         return t.UNKNOWN
 
+    def resolve_rows(self, ref: ast.TypeRef, place: str) -> t.Type | None:
+        """In a @pipelined fn's signature: a `cursor<T>` parameter (the rows SQL passes as
+        `CURSOR(subquery)`) or the `stream<T>` result (the rows it pipes: a collection of `T`,
+        as `list<T>` is). None for any other type."""
+        wanted = "cursor" if place == "param" else "stream"
+        if not (isinstance(ref, ast.NamedType) and ref.name == wanted):
+            return None
+        element = self._single(ref)
+        return t.CursorType(element) if place == "param" else t.ListType(element)
+
     def resolve_result(self, ref: ast.TypeRef) -> tuple[t.Type, tuple[str, ...]]:
         """The value type and the error names of `Result<T, E1 | E2>` (or of any other type)."""
         if not (isinstance(ref, ast.NamedType) and ref.name == "Result"):
@@ -587,10 +597,19 @@ def _declare(
                             param.default.span,
                         )
                     )
-        params = tuple(ParamInfo(p, resolver.resolve(p.type)) for p in item.params)
+        pipelined = any(a.name == "pipelined" for a in item.annotations)
+        params = tuple(
+            ParamInfo(p, (pipelined and resolver.resolve_rows(p.type, "param")) or resolver.resolve(p.type))
+            for p in item.params
+        )
+        stream = None
+        if pipelined and item.return_type is not None:
+            stream = resolver.resolve_rows(item.return_type, "result")
         if item.return_type is None:
             returns: t.Type = t.UNIT
             errors: tuple[str, ...] = ()
+        elif stream:
+            returns, errors = stream, ()
         else:
             returns, errors = resolver.resolve_result(item.return_type)
         fns[item.name] = FnInfo(
@@ -608,8 +627,15 @@ PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
     "bytes": ("the `bytes` type", ""),
     "map": ("`map<K, V>`", ""),
     "set": ("`set<T>`", ""),
-    "cursor": ("`cursor<T>`", "a @pipelined fn reads its rows with `for r in sql! { ... }`"),
-    "stream": ("`stream<T>`", "a @pipelined fn returns `list<T>` and `yield`s its rows"),
+    "cursor": (
+        "`cursor<T>` outside a @pipelined fn's parameters",
+        "`@pipelined pub fn f(rows: cursor<R>) -> stream<S>` reads the rows SQL passes as "
+        "`CURSOR(select ...)`",
+    ),
+    "stream": (
+        "`stream<T>` outside a @pipelined fn's result",
+        "a @pipelined fn returns `stream<T>` (or `list<T>`) and `yield`s its rows",
+    ),
     "rowtype": ("`rowtype<table>`", "declare a record with the columns the fn uses"),
     "Never": ("the `Never` type", ""),
 }

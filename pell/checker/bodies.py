@@ -74,7 +74,11 @@ class BodyChecker(ExpressionChecker):
         self.analysis.falls_through = falls_through(body.stmts)
         if self.fn.pipelined:
             self.check_pipelined()
-        elif self.fn.is_function and self.analysis.falls_through:
+        elif (
+            self.fn.is_function
+            and self.analysis.falls_through
+            and not isinstance(self.fn.returns, t.UnknownType)
+        ):
             self.error(
                 "missing-return",
                 f"fn `{self.fn.decl.name}` returns `{self.fn.returns}` but can reach the end "
@@ -95,24 +99,44 @@ class BodyChecker(ExpressionChecker):
         if not isinstance(returns, t.ListType):
             self.error(
                 "annotation-misuse",
-                f"a @pipelined fn returns the `list<T>` of rows it yields; "
+                f"a @pipelined fn returns the `stream<T>` (or `list<T>`) of rows it yields; "
                 f"`{self.fn.decl.name}` returns `{returns}`",
                 span,
             )
             return
         element = returns.element
-        fields = (
-            self.module.record_info(element).fields.values()
-            if isinstance(element, t.RecordType)
-            else [element]
-        )
-        if any(f == t.BOOL or not isinstance(f, t.Scalar) for f in fields):
+        if not self.sql_row(element):
             self.error(
                 "unsupported",
                 f"rows of `{element}` cannot be SQL object types: they hold only scalars "
                 "other than `bool`",
                 span,
             )
+        for param in self.fn.params:
+            if param.decl.mode != "in":
+                # SQL calls the table function, and SQL passes values in only
+                self.error(
+                    "annotation-misuse",
+                    f"a @pipelined fn is called from SQL, which passes `in` parameters only; "
+                    f"`{param.decl.name}` is `{param.decl.mode}`",
+                    param.decl.span,
+                )
+            if isinstance(param.type, t.CursorType) and not self.sql_row(param.type.element):
+                self.error(
+                    "unsupported",
+                    f"a cursor's rows are fetched into `{param.type.element}`, which holds "
+                    "only scalars other than `bool`",
+                    param.decl.type.span,
+                )
+
+    def sql_row(self, type_: t.Type) -> bool:
+        """Can a SQL row hold `type_` (a scalar, or a record of scalars), `bool` aside?"""
+        fields = (
+            self.module.record_info(type_).fields.values()
+            if isinstance(type_, t.RecordType)
+            else [type_]
+        )
+        return all(f != t.BOOL and isinstance(f, t.Scalar | t.UnknownType) for f in fields)
 
     # -- statements
 
@@ -309,8 +333,8 @@ class BodyChecker(ExpressionChecker):
             variable = self.declare_local(stmt.var, t.SqlRow(names), stmt.var_span, kind="loop")
             self.analysis.types[id(source)] = variable.type
         else:
-            source_type = self.expr(source, None)
-            if isinstance(source_type, t.ListType):
+            source_type = self.cursor_source(source) or self.expr(source, None)
+            if isinstance(source_type, t.ListType | t.CursorType):
                 variable = self.declare_local(
                     stmt.var, source_type.element, stmt.var_span, kind="loop"
                 )
@@ -319,7 +343,7 @@ class BodyChecker(ExpressionChecker):
                 if not isinstance(source_type, t.UnknownType):
                     self.error(
                         "type-mismatch",
-                        f"`for` runs over a range, a list or `sql! {{ select ... }}`, "
+                        f"`for` runs over a range, a list, a cursor or `sql! {{ select ... }}`, "
                         f"not {quoted_with_article(source_type)}",
                         source.span,
                     )
@@ -335,6 +359,34 @@ class BodyChecker(ExpressionChecker):
         if variable not in self.analysis.locals:
             # A PL/SQL FOR variable exists only inside its loop: the name is free again after it.
             self.taken.discard(variable.plsql)
+
+    def cursor_source(self, source: ast.Expr) -> t.Type | None:
+        """`for r in rows` over a `cursor<T>` parameter: its type, once checked that this is the
+        cursor's only loop and runs once (a cursor is read to its end once: FETCH from it
+        afterwards fails, ORA-01001). None when `source` is no cursor."""
+        symbol = self.lookup(source.path[0]) if isinstance(source, ast.Name) else None
+        if symbol is None or not isinstance(symbol.type, t.CursorType):
+            return None
+        assert isinstance(source, ast.Name)
+        if len(source.path) > 1:
+            return None  # `rows.x`: reported as a use of the cursor as a value
+        self.analysis.names[id(source)] = symbol
+        self.analysis.types[id(source)] = symbol.type
+        if symbol.plsql in self.read_cursors:
+            self.error(
+                "type-mismatch",
+                f"cursor `{source.text}` is read by a `for` already: its rows come once",
+                source.span,
+            )
+        elif self.loop_depth > 0:
+            self.error(
+                "type-mismatch",
+                f"cursor `{source.text}` is read inside another loop, which would read it "
+                "again on the next pass: its rows come once",
+                source.span,
+            )
+        self.read_cursors.add(symbol.plsql)
+        return symbol.type
 
     def stmt_break(self, stmt: ast.Break) -> None:
         if self.loop_depth == 0:

@@ -135,6 +135,14 @@ class ExpressionChecker(SqlChecker):
         if builtin is not None and builtin.bare and self.lookup(expr.path[0]) is None:
             return builtins.check_call(self, expr, builtin, expected)  # `sysdate`
         symbol = self.resolve_name(expr)
+        if symbol is not None and isinstance(symbol.type, t.CursorType):
+            self.error(
+                "type-mismatch",
+                f"`{expr.text}` is a cursor: `for r in {expr.text} {{ ... }}` reads its rows, "
+                "and nothing else may use it",
+                expr.span,
+            )
+            return t.UNKNOWN
         return symbol.type if symbol else t.UNKNOWN
 
     def foreign_enum_value(self, expr: ast.Name) -> t.Type:
@@ -315,7 +323,7 @@ class ExpressionChecker(SqlChecker):
                 self.expr(arg, None)
             self.diagnostics.append(private_item(foreign, item, expr.callee.span))
             return t.UNKNOWN
-        if not foreign.is_stub and any(
+        if not foreign.is_stub and not fn.pipelined and any(
             isinstance(type_, t.ListType) for type_ in (fn.returns, *(p.type for p in fn.params))
         ):
             self.error(
@@ -333,6 +341,18 @@ class ExpressionChecker(SqlChecker):
     ) -> t.Type:
         """The arguments of a call to a known fn, positional then keyword (`limit = 10`),
         against its parameters."""
+        if fn.pipelined:
+            # Oracle, PIPELINED clause: "You query table functions by using the TABLE keyword
+            # before the function name in the FROM clause of the query"
+            self.error(
+                "table-function",
+                f"`{name}` is @pipelined: SQL reads its rows, PL/SQL cannot call it",
+                expr.callee.span,
+                f"select from it in SQL: `for r in sql! {{ select * from table({name}(...)) }}`",
+            )
+            for arg in call_values(expr):
+                self.expr(arg, None)
+            return t.UNKNOWN
         params = fn.params
         given: dict[int, ast.Expr] = dict(enumerate(expr.args[: len(params)]))
         if len(expr.args) > len(params):

@@ -35,6 +35,7 @@ class BodyScopes:
         self.analysis = FnAnalysis()
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.cursor_rows: list[Symbol] = []
+        self.read_cursors: set[str] = set()  # the `cursor<T>` parameters a `for` reads
         self.loop_depth = 0
         self.in_finally = False
         self.returned_errors: set[int] = set()

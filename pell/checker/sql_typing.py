@@ -129,6 +129,14 @@ class SqlChecker(BodyScopes):
                     ast.Span(start, block.text_start + bind.end),
                 )
                 continue
+            if isinstance(self.bind_type(bind.name), t.CursorType):
+                self.error(
+                    "unknown-bind",
+                    f"`:{bind.name}` is a cursor, which SQL cannot take as a bind; "
+                    f"`for r in {bind.name} {{ ... }}` reads its rows",
+                    ast.Span(block.text_start + bind.start, block.text_start + bind.end),
+                )
+                continue
             rewrites.append((bind, replacement))
             if self.bind_type(bind.name) == t.BOOL:
                 start = block.text_start + bind.start

@@ -36,6 +36,17 @@ class ListType:
 
 
 @dataclass(frozen=True, slots=True)
+class CursorType:
+    """`cursor<T>`: the rows a @pipelined fn reads from the `CURSOR(subquery)` SQL passes it;
+    read once, by `for`."""
+
+    element: Type
+
+    def __str__(self) -> str:
+        return f"cursor<{self.element}>"
+
+
+@dataclass(frozen=True, slots=True)
 class UnitType:
     def __str__(self) -> str:
         return "Unit"
@@ -90,6 +101,7 @@ Type = (
     Scalar
     | RecordType
     | ListType
+    | CursorType
     | UnitType
     | NullType
     | NeverType

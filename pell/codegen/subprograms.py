@@ -478,6 +478,8 @@ class FnLowerer(ExpressionLowerer):
             calls = self.take_calls()
             head = f"FOR {variable} IN 1 .. {items}.COUNT"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
+        elif isinstance(self.type_of(source), t.CursorType):
+            self.cursor_loop(variable, self.lower(source), stmt.body)
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
         else:
@@ -497,6 +499,23 @@ class FnLowerer(ExpressionLowerer):
         statements = [element, *self.loop_body(body)]
         self.taken.discard(index)
         self.emit(plsql.Loop(f"FOR {index} IN 1 .. {items}.COUNT", statements))
+
+    def cursor_loop(self, variable: str, cursor: str, body: ast.Block) -> None:
+        """`for r in rows` over a `cursor<T>` parameter: FETCH each row into `r` until none is
+        left, then CLOSE (a `return` inside closes it first). An error inside leaves it to the
+        SQL statement that passed CURSOR(...), which closes it with itself (SQL Language
+        Reference, CURSOR Expressions: a nested cursor is closed when its parent is)."""
+        fetch: list[plsql.Stmt] = [
+            self.at(plsql.Exec(f"FETCH {cursor} INTO {variable}")),
+            self.at(plsql.ExitWhen(plsql.Opaque(f"{cursor}%NOTFOUND"), holds=True)),
+        ]
+        close = plsql.Exec(f"CLOSE {cursor}")
+        # at this loop's depth: a `break` or `continue` inside (one deeper) does not run it
+        self.exit_hooks.append(((close,), self.loop_depth))
+        statements = self.loop_body(body)
+        self.exit_hooks.pop()
+        self.emit(plsql.Loop("", [*fetch, *statements]))
+        self.emit(self.at(replace(close)))
 
     def loop_exit_hooks(self) -> list[tuple[tuple[plsql.Stmt, ...], int]]:
         """Hooks of constructs inside the innermost loop: a break or continue leaves them."""

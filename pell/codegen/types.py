@@ -39,6 +39,8 @@ def plsql_type(type_: t.Type, place: Place) -> str:
         return type_.plsql or naming.record_type_name(type_.name)
     if isinstance(type_, t.ListType):
         return naming.list_type_name(str(type_.element))
+    if isinstance(type_, t.CursorType):
+        return "SYS_REFCURSOR"  # what a CURSOR(subquery) argument is (SQL Reference, CURSOR Expressions)
     if isinstance(type_, t.SqlValue) and type_.column:
         return f"{type_.column}%TYPE"  # the column's own type, anchored
     raise UnloweredType(f"no PL/SQL type for `{type_}` yet")

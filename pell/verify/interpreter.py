@@ -432,8 +432,7 @@ class Run:
         raise ExitSignal
 
     def exit_when(self, stmt: plsql.ExitWhen, frame: Frame) -> None:
-        # EXIT WHEN NOT (condition)
-        if not self.test(stmt.condition, frame, self.at(frame, stmt)):
+        if self.test(stmt.condition, frame, self.at(frame, stmt)) == stmt.holds:
             raise ExitSignal
 
     def continue_(self, stmt: plsql.Continue, frame: Frame) -> None:
