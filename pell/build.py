@@ -470,7 +470,7 @@ def build_tree(
         result.runtime = "failed"
         result.runtime_diagnostics = runtime.problems
     elif needs_runtime:
-        runtime_sql_text = runtime.sql(__version__)
+        runtime_sql_text = runtime.sql(__version__, target)
         try:
             result.runtime = _write_or_check(runtime_path, runtime_sql_text, check_only)
         except FileError as error:

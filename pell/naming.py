@@ -45,7 +45,8 @@ ORACLE_RESERVED = frozenset(
 
 # Identifier limits in bytes: 128 from Oracle 12.2 on with COMPATIBLE >= 12.2; --target 12.2
 # keeps to the 30 of older compatibility settings.
-MAX_IDENTIFIER_BYTES = {"23ai": 128, "19c": 128, "12.2": 30}
+# postgres: NAMEDATALEN - 1 (PostgreSQL docs, "Identifiers and Key Words")
+MAX_IDENTIFIER_BYTES = {"23ai": 128, "19c": 128, "12.2": 30, "postgres": 63}
 TARGETS = tuple(MAX_IDENTIFIER_BYTES)
 
 

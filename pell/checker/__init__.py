@@ -440,7 +440,8 @@ def check_identifier_lengths(
             diagnostics.append(
                 Diagnostic.of(
                     "identifier-too-long",
-                    f"the PL/SQL name `{name}` is {size} bytes; Oracle {target} allows {limit}",
+                    f"the PL/SQL name `{name}` is {size} bytes; "
+                    f"{'PostgreSQL' if target == 'postgres' else 'Oracle ' + target} allows {limit}",
                     span,
                     hints=("choose a shorter Pell name",),
                 )
@@ -481,7 +482,16 @@ def check(
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics)
     facts = check_retry_safety(checked, diagnostics)
+    if target == "postgres":
+        # Oracle's rules, not PostgreSQL's (docs/postgres.md): there a subtransaction's rollback
+        # releases the sessions waiting on it, so a savepoint-scoped retry does cure a
+        # deadlock, and a retry with no `on` retries transient SQLSTATEs only, not the fn's
+        # own errors
+        diagnostics = [d for d in diagnostics if d.code not in ORACLE_ONLY_FINDINGS]
     return dataclasses.replace(checked, retry_facts=facts), diagnostics
+
+
+ORACLE_ONLY_FINDINGS = ("retry-deadlock-scope", "retry-own-error")
 
 
 def declare(module: ast.Module, index: ModuleIndex | None) -> CheckedModule:

@@ -1,0 +1,123 @@
+"""`--target postgres`: a checked module -> PL/pgSQL (docs/postgres.md).
+
+A module is a schema; a record a composite type of it; a fn a FUNCTION (RETURNS void for a
+procedure); a list an array; a Pell error an exception with a SQLSTATE of pellc's own class
+`PE` that the `pell_runtime` schema names. What has no faithful PostgreSQL form is a located
+`unsupported` error, never approximate code.
+"""
+
+from __future__ import annotations
+
+from pell import ast, naming
+from pell.checker import types as t
+from pell.checker.model import CheckedModule, FnInfo
+from pell.diagnostics import Diagnostic
+from pell.postgres.lower import PgFnLowerer, Unsupported
+from pell.postgres.names import fn_name, schema_of, sql_type
+
+__all__ = ["lower_module", "runtime_sql"]
+
+
+def _record_ddl(checked: CheckedModule, schema: str, name: str) -> list[str]:
+    info = checked.records[name]
+    fields = ",\n".join(
+        f"  {naming.field_name(field)} {sql_type(type_, checked)}"
+        for field, type_ in info.fields.items()
+    )
+    qualified = f"{schema}.{naming.record_type_name(name)}"
+    # CREATE TYPE has no OR REPLACE: the module's script drops its own types (and, CASCADE,
+    # what uses them; the build lists importers after the modules they import) and makes them
+    # again.
+    return [
+        f"DROP TYPE IF EXISTS {qualified} CASCADE;",
+        f"CREATE TYPE {qualified} AS (\n{fields}\n);",
+    ]
+
+
+def _record_order(checked: CheckedModule) -> list[str]:
+    """Records after the records their fields use (the checker rejects cycles)."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in ordered:
+            return
+        for type_ in checked.records[name].fields.values():
+            element = type_.element if isinstance(type_, t.ListType) else type_
+            if isinstance(element, t.RecordType) and not element.module:
+                visit(element.name)
+        ordered.append(name)
+
+    for name in checked.records:
+        visit(name)
+    return ordered
+
+
+def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
+    params = ", ".join(
+        f"{naming.param_name(p.decl.name)} {sql_type(p.type, checked)}" for p in fn.params
+    )
+    if fn.pipelined:
+        assert isinstance(fn.returns, t.ListType)
+        returns = f"SETOF {sql_type(fn.returns.element, checked)}"
+    elif fn.is_function:
+        returns = sql_type(fn.returns, checked)
+    else:
+        returns = "void"
+    return f"{schema}.{fn_name(fn.decl.name)}({params}) RETURNS {returns}"
+
+
+def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[Diagnostic]]:
+    """The module's PL/pgSQL script, or the located `unsupported` errors that prevent one."""
+    diagnostics: list[Diagnostic] = []
+    module = checked.module
+    schema = schema_of(module.path, module.chosen_package)
+    for item in module.items:
+        if isinstance(item, ast.Sequence) and "::" in item.name:
+            diagnostics.append(_unsupported("a sequence of another schema", item.span))
+    functions: list[str] = []
+    for name, fn in checked.fns.items():
+        try:
+            body = PgFnLowerer(checked, fn, checked.analyses[name], schema).lower_fn()
+        except Unsupported as problem:
+            diagnostics.append(_unsupported(problem.what, problem.span))
+            continue
+        volatility = " IMMUTABLE" if any(a.name == "deterministic" for a in fn.decl.annotations) else ""
+        functions.append(
+            f"CREATE OR REPLACE FUNCTION {_signature(fn, checked, schema)}\n"
+            f"LANGUAGE plpgsql{volatility} AS $pell$\n{body}\n$pell$;"
+        )
+    if diagnostics:
+        return None, diagnostics
+    parts = [header, f"CREATE SCHEMA IF NOT EXISTS {schema};"]
+    for name in _record_order(checked):
+        parts += _record_ddl(checked, schema, name)
+    parts += functions
+    return "\n\n".join(parts) + "\n", []
+
+
+def _unsupported(what: str, span: ast.Span) -> Diagnostic:
+    return Diagnostic.of(
+        "unsupported",
+        f"{what} is not supported on postgres yet",
+        span,
+        hints=("docs/postgres.md lists what the postgres target lowers",),
+    )
+
+
+def sqlstate(code: int) -> str:
+    """A Pell error's SQLSTATE: class `PE` and the last three digits of its Oracle code
+    (-20100 -> PE100): the same numbering, the same categories (PE3xx: panics)."""
+    return f"PE{-code - 20000:03d}"
+
+
+def runtime_sql(errors: list[tuple[str, int]], header: str) -> str:
+    """The `pell_runtime` schema: one function per Pell error returning its SQLSTATE, so module
+    code names errors, never numbers (as the Oracle runtime's constants do)."""
+    parts = [header, "CREATE SCHEMA IF NOT EXISTS pell_runtime;"]
+    for exception, code in errors:
+        parts.append(
+            f"CREATE OR REPLACE FUNCTION pell_runtime.{exception}() RETURNS text\n"
+            f"LANGUAGE sql IMMUTABLE AS $pell$ SELECT '{sqlstate(code)}' $pell$;"
+        )
+    return "\n\n".join(parts) + "\n"
+

@@ -1,0 +1,618 @@
+"""One fn -> the body of a PL/pgSQL function (between `$pell$` quotes), from the checker's
+analysis. PostgreSQL's rules differ from Oracle's where it matters here (PostgreSQL 15 docs,
+chapter 43 "PL/pgSQL"): text '' is not NULL and `'a' || NULL` is NULL (concat() ignores
+NULL, as Oracle's || does); SELECT INTO without STRICT takes the first row or NULLs; a
+BEGIN ... EXCEPTION block is a subtransaction, rolled back when its handler runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pell import ast, naming, sqltext
+from pell.checker import types as t
+from pell.checker.bodies import falls_through, strip_propagate
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker.sql_typing import sql_chain
+from pell.codegen.expressions import BINARY_OPERATORS, quote_text
+from pell.postgres import builtins
+from pell.postgres.names import fn_name, schema_of, sql_type
+from pell.postgres.retry import lower_retry
+from pell.precedence import (
+    ADDITIVE,
+    ATOM,
+    COMPARISON,
+    MULTIPLICATIVE,
+    NOT,
+    UNARY,
+    Lowered,
+    wrap,
+)
+
+INDENT = "  "
+
+
+class Unsupported(Exception):
+    """A construct with no faithful PostgreSQL form (yet): a located error, no output."""
+
+    def __init__(self, what: str, span: ast.Span) -> None:
+        super().__init__(what)
+        self.what = what
+        self.span = span
+
+
+class PgFnLowerer:
+    def __init__(
+        self, checked: CheckedModule, fn: FnInfo, analysis: FnAnalysis, schema: str
+    ) -> None:
+        self.checked = checked
+        self.fn = fn
+        self.analysis = analysis
+        self.schema = schema
+        self.lines: list[str] = []
+        self.depth = 1
+        self.declarations: list[str] = []
+        self.taken = {s.plsql for s in analysis.locals} | set(naming.RESERVED_LOCALS)
+        self.taken |= {naming.param_name(p.decl.name) for p in fn.params}
+        self.temps = 0
+        self.span = fn.decl.name_span  # of the statement being lowered, for errors
+
+    # -- output
+
+    def line(self, text: str) -> None:
+        for piece in text.split("\n"):
+            self.lines.append(INDENT * self.depth + piece if piece else "")
+
+    def indented(self, produce: Callable[[], object]) -> None:
+        self.depth += 1
+        try:
+            produce()
+        finally:
+            self.depth -= 1
+
+    def unsupported(self, what: str, span: ast.Span | None = None) -> Unsupported:
+        return Unsupported(what, span if span is not None else self.span)
+
+    def type_of(self, expr: ast.Expr) -> t.Type:
+        return self.analysis.types.get(id(expr), t.UNKNOWN)
+
+    def sql_type(self, type_: t.Type, span: ast.Span | None = None) -> str:
+        try:
+            return sql_type(type_, self.checked)
+        except ValueError:
+            raise self.unsupported(f"a value of type `{type_}`", span) from None
+
+    def temp(self, type_: t.Type) -> str:
+        self.temps += 1
+        name = naming.unique(f"l_pell_tmp{self.temps}", self.taken)
+        self.declarations.append(f"{name} {self.sql_type(type_)};")
+        return name
+
+    # -- the whole function
+
+    def lower_fn(self) -> str:
+        decl = self.fn.decl
+        names = {a.name for a in decl.annotations}
+        for annotation in ("autonomous", "result_cache", "udf"):
+            if annotation in names:
+                raise self.unsupported(f"@{annotation}", decl.name_span)
+        if decl.finally_body is not None:
+            raise self.unsupported("`finally`", decl.finally_body.span)
+        for param in self.fn.params:
+            if param.decl.mode != "in":
+                raise self.unsupported(f"an `{param.decl.mode}` parameter", param.decl.span)
+            if isinstance(param.type, t.CursorType):
+                raise self.unsupported("a `cursor<T>` parameter", param.decl.span)
+        for symbol in self.analysis.locals:
+            initial = " := '{}'" if isinstance(symbol.type, t.ListType) else ""
+            self.declarations.append(
+                f"{symbol.plsql} {self.sql_type(symbol.type, symbol.span)}{initial};"
+            )
+        if self.fn.retry is not None:
+            lower_retry(self)
+        else:
+            self.block(decl.body)
+        if self.analysis.falls_through and self.fn.pipelined:
+            self.line("RETURN;")
+        declare = ["DECLARE", *(INDENT + d for d in self.declarations)] if self.declarations else []
+        return "\n".join([*declare, "BEGIN", *self.lines, "END;"])
+
+    # -- statements
+
+    def block(self, block: ast.Block) -> None:
+        if not block.stmts:
+            self.line("NULL;")
+        for stmt in block.stmts:
+            self.span = stmt.span
+            STATEMENTS[type(stmt)](self, stmt)
+
+    def nested(self, block: ast.Block) -> None:
+        self.indented(lambda: self.block(block))
+
+    def stmt_let(self, stmt: ast.Let) -> None:
+        symbol = self.analysis.bindings[id(stmt)]
+        if stmt.value is None:
+            empty = "'{}'" if isinstance(symbol.type, t.ListType) else "NULL"
+            self.line(f"{symbol.plsql} := {empty};")
+        else:
+            self.store(symbol.plsql, stmt.value, symbol.type)
+
+    def stmt_assign(self, stmt: ast.Assign) -> None:
+        target = stmt.target
+        type_ = self.type_of(target)
+        if isinstance(target, ast.Name) and isinstance(type_, t.UnknownType):
+            type_ = self.analysis.names[id(target)].type
+        if isinstance(target, ast.FieldAccess) and isinstance(target.target, ast.FieldAccess):
+            raise self.unsupported("assigning a field of a nested record", target.span)
+        self.store(self.lower(target), stmt.value, type_)
+
+    def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
+        not_found = self.not_found_of(value)
+        value = _unwrap_value(value)
+        if (chain := sql_chain(value)) is not None:
+            self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
+            return
+        self.line(f"{target} := {self.lower(value)};")
+
+    def store_query(
+        self,
+        target: str,
+        block: ast.SqlBlock,
+        names: list[str],
+        type_: t.Type,
+        not_found: tuple[str, tuple[tuple[str, ast.Expr | str | None], ...]] | None,
+    ) -> None:
+        terminator = names[-1]
+        lock = " FOR UPDATE" if "for_update" in names else ""
+        if terminator == "rowcount":
+            self.line(self.sql_text(block) + ";")
+            self.line(f"GET DIAGNOSTICS {target} = ROW_COUNT;")
+        elif "returning" in names:
+            self.line(self.sql_text(block, suffix=f" INTO STRICT {target}") + ";")
+        elif terminator == "collect":
+            query = self.sql_text(block, suffix=lock)
+            element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
+            if isinstance(element, t.RecordType):
+                row = f"ROW(pell_q.*)::{self.sql_type(element)}"
+                query = f"SELECT {row} FROM ({_indent_more(query)}) pell_q"
+            self.line(f"{target} := ARRAY({_indent_more(query)});")
+        elif terminator == "first":
+            # INTO without STRICT: the first row, or NULL (every field NULL) when none
+            self.line(self.sql_text(block, into=target, suffix=lock) + ";")
+        else:
+            query = self.sql_text(block, into=target, strict=True, suffix=lock) + ";"
+            if not_found is None:
+                self.line(query)
+                return
+            self.line("BEGIN")
+            self.indented(lambda: self.line(query))
+            self.line("EXCEPTION WHEN no_data_found THEN")
+            self.indented(lambda: self.line(self.raise_error(*not_found)))
+            self.line("END;")
+
+    def not_found_of(
+        self, value: ast.Expr
+    ) -> tuple[str, tuple[tuple[str, ast.Expr | str | None], ...]] | None:
+        while isinstance(value, ast.Wrap) and value.kind in ("Ok", "Some") and value.value:
+            value = value.value
+        found = self.analysis.not_found.get(id(value))
+        if found is None:
+            return None
+        error, fields = found
+        return error, tuple((name, plsql) for name, plsql in fields)
+
+    def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
+        expr, _ = strip_propagate(stmt.expr)
+        if (chain := sql_chain(expr)) is not None:
+            self.line(self.sql_text(chain[0]) + ";")
+            return
+        if isinstance(expr, ast.MethodCall) and expr.name == "append":
+            target = self.lower(expr.target)
+            self.line(f"{target} := array_append({target}, {self.lower(expr.args[0])});")
+            return
+        if isinstance(expr, ast.Call) and expr.callee.path == ("dbms_output", "put_line"):
+            # `print(x)`: a NOTICE, PostgreSQL's message to the client
+            self.line(f"RAISE NOTICE '%', {self.lower(expr.args[0])};")
+            return
+        if isinstance(expr, ast.Wrap) and expr.kind == "Err":
+            self.line(self.raise_statement(expr))
+            return
+        self.line(f"PERFORM {self.lower(expr)};")
+
+    def stmt_if(self, stmt: ast.If) -> None:
+        self.line(f"IF {self.lower(stmt.condition)} THEN")
+        self.nested(stmt.then)
+        otherwise = stmt.otherwise
+        while isinstance(otherwise, ast.If):
+            self.line(f"ELSIF {self.lower(otherwise.condition)} THEN")
+            self.nested(otherwise.then)
+            otherwise = otherwise.otherwise
+        if otherwise is not None:
+            self.line("ELSE")
+            self.nested(otherwise)
+        self.line("END IF;")
+
+    def stmt_while(self, stmt: ast.While) -> None:
+        self.line(f"WHILE {self.lower(stmt.condition)} LOOP")
+        self.nested(stmt.body)
+        self.line("END LOOP;")
+
+    def stmt_for(self, stmt: ast.For) -> None:
+        variable = self.analysis.bindings[id(stmt)]
+        source = stmt.source
+        if stmt.bulk:
+            # FORALL's statement for each element: one by one here (same effect, no batching)
+            assert isinstance(source, ast.Name)
+            items = self.lower(source)
+            index = naming.unique("l_pell_bulk", self.taken)
+            self.declarations.append(f"{index} integer;")
+            chain = sql_chain(stmt.body.stmts[0].expr)  # type: ignore[union-attr]
+            assert chain is not None
+            text = self.sql_text(chain[0]).replace(naming.BULK_INDEX, index)
+            self.line(f"FOR {index} IN 1 .. coalesce(cardinality({items}), 0) LOOP")
+            self.indented(lambda: self.line(text + ";"))
+            self.line("END LOOP;")
+            return
+        if isinstance(source, ast.Range):
+            end = self.lower_with_precedence(source.end)
+            upper = end[0] if source.inclusive else f"{wrap(end, ADDITIVE)} - 1"
+            self.line(f"FOR {variable.plsql} IN {self.lower(source.start)} .. {upper} LOOP")
+        elif isinstance(source, ast.MethodCall) and source.name == "indices":
+            items = self.lower(source.target)
+            self.line(f"FOR {variable.plsql} IN 1 .. coalesce(cardinality({items}), 0) LOOP")
+        elif (chain := sql_chain(source)) is not None and not chain[1]:
+            # a cursor FOR loop needs its variable declared, as `record`
+            self.declarations.append(f"{variable.plsql} record;")
+            self.line(f"FOR {variable.plsql} IN {_indent_more(self.sql_text(chain[0]))} LOOP")
+        elif isinstance(self.type_of(source), t.ListType):
+            self.line(f"FOREACH {variable.plsql} IN ARRAY {self.lower(source)} LOOP")
+        else:
+            raise self.unsupported("a `for` over this source", source.span)
+        self.nested(stmt.body)
+        self.line("END LOOP;")
+
+    def stmt_break(self, stmt: ast.Break) -> None:
+        self.line("EXIT;")
+
+    def stmt_continue(self, stmt: ast.Continue) -> None:
+        self.line("CONTINUE;")
+
+    def stmt_return(self, stmt: ast.Return) -> None:
+        value = _unwrap_value(stmt.value) if stmt.value is not None else None
+        if isinstance(value, ast.Wrap) and value.kind == "Err":
+            self.line(self.raise_statement(value))
+            return
+        if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
+            self.line("RETURN;")
+            return
+        if sql_chain(value) is not None:
+            holder = self.temp(self.fn.returns)
+            self.store(holder, value, self.fn.returns)
+            self.line(f"RETURN {holder};")
+            return
+        self.line(f"RETURN {self.lower(value)};")
+
+    def stmt_yield(self, stmt: ast.Yield) -> None:
+        self.line(f"RETURN NEXT {self.lower(_unwrap_value(stmt.value))};")
+
+    def stmt_transaction(self, stmt: ast.Transaction) -> None:
+        raise self.unsupported("a `transaction { }` block", stmt.span)
+
+    # -- errors
+
+    def raise_statement(self, err: ast.Wrap) -> str:
+        value = err.value
+        if isinstance(value, ast.RecordLit):
+            given: dict[str, ast.Expr] = {init.name: init.value for init in value.fields}
+            name = value.type_name
+        else:
+            assert isinstance(value, ast.Name)
+            given, name = {}, "::".join(value.path)
+        fields = self.checked.error_info(name)[2]
+        return self.raise_error(name, tuple((field, given.get(field)) for field in fields))
+
+    def raise_error(self, error: str, values: tuple[tuple[str, ast.Expr | str | None], ...]) -> str:
+        """RAISE with the error's SQLSTATE (named by the runtime schema) and the message Oracle
+        gets: `<module>.<Error>: <fields as JSON>`."""
+        module_path, own_name, _ = self.checked.error_info(error)
+        pairs = []
+        for field, value in values:
+            lowered = "NULL" if value is None else value if isinstance(value, str) else self.lower(value)
+            pairs += [quote_text(field), lowered]
+        json = f"json_build_object({', '.join(pairs)})::text" if pairs else "'{}'"
+        prefix = quote_text(f"{'.'.join(module_path)}.{own_name}: ")
+        state = f"pell_runtime.{naming.exception_name(module_path, own_name)}()"
+        return f"RAISE EXCEPTION USING ERRCODE = {state}, MESSAGE = {prefix} || {json};"
+
+    # -- SQL
+
+    def sql_text(
+        self, block: ast.SqlBlock, into: str | None = None, strict: bool = False, suffix: str = ""
+    ) -> str:
+        text = block.text
+        shape = sqltext.analyse(text)
+        verb = shape.tokens[0].text.upper() if shape.tokens else ""
+        if verb in ("COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END", "BEGIN"):
+            # A function called by SELECT cannot end its transaction, and PL/pgSQL has no
+            # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
+            # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
+            raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
+        edits = [
+            (bind.start, bind.end, replacement)
+            for bind, replacement in self.analysis.binds[id(block)]
+        ]
+        if into is not None:
+            position = shape.select_items[-1][1]
+            edits.append((position, position, (" INTO STRICT " if strict else " INTO ") + into))
+        pieces: list[str] = []
+        position = 0
+        for start, end, replacement in sorted(edits):
+            pieces += [text[position:start], replacement]
+            position = end
+        text = "".join(pieces) + text[position:]
+        text = sqltext.reindent(text, "", block.first_column).rstrip(";").rstrip()
+        if sqltext.ends_in_line_comment(text):
+            text += "\n"
+            suffix = suffix.lstrip()
+        return text + suffix
+
+    # -- expressions
+
+    def lower(self, expr: ast.Expr) -> str:
+        return self.lower_with_precedence(expr)[0]
+
+    def lower_with_precedence(self, expr: ast.Expr) -> Lowered:
+        if sql_chain(expr) is not None:
+            holder = self.temp(self.type_of(expr))
+            self.store(holder, expr, self.type_of(expr))
+            return holder, ATOM
+        return EXPRESSIONS[type(expr)](self, expr)
+
+    def numberlit(self, expr: ast.NumberLit) -> Lowered:
+        return expr.text, ATOM
+
+    def stringlit(self, expr: ast.StringLit) -> Lowered:
+        pieces: list[str] = []
+        for part in expr.parts:
+            if isinstance(part, str):
+                if part:
+                    pieces.append(quote_text(part))
+            else:
+                pieces.append(self.as_text(part))
+        if not pieces:
+            return "''", ATOM
+        if len(pieces) == 1 and isinstance(expr.parts[0], str):
+            return pieces[0], ADDITIVE if "||" in pieces[0] else ATOM
+        # concat() skips NULLs, as Oracle's || does: "Hi {name}" with no name is "Hi "
+        return f"concat({', '.join(pieces)})", ATOM
+
+    def as_text(self, expr: ast.Expr) -> str:
+        lowered = self.lower_with_precedence(expr)
+        if t.is_text(self.type_of(expr)):
+            return lowered[0]
+        return f"{wrap(lowered, ATOM)}::text"
+
+    def boollit(self, expr: ast.BoolLit) -> Lowered:
+        return ("TRUE" if expr.value else "FALSE"), ATOM
+
+    def nonelit(self, expr: ast.NoneLit) -> Lowered:
+        return "NULL", ATOM
+
+    def unitlit(self, expr: ast.UnitLit) -> Lowered:
+        return "NULL", ATOM
+
+    def name(self, expr: ast.Name) -> Lowered:
+        builtin = self.analysis.builtins.get(id(expr))
+        if builtin is not None:
+            return builtins.lower(self, builtin, [], [], expr.span)
+        symbol = self.analysis.names[id(expr)]
+        if symbol.kind == "constant":
+            return quote_text(self.enum_value(expr.path)), ATOM
+        return symbol.plsql, ATOM
+
+    def enum_value(self, path: tuple[str, ...]) -> str:
+        if len(path) == 2:
+            return self.checked.enums[path[0]][path[1]]
+        foreign = self.checked.imports.find(path[0])
+        assert foreign is not None
+        return foreign.declared().enums[path[1]][path[2]]
+
+    def fieldaccess(self, expr: ast.FieldAccess) -> Lowered:
+        sequence = self.analysis.sequences.get(id(expr))
+        if sequence is not None:
+            name, _, which = sequence.rpartition(".")
+            return f"{which.lower()}({quote_text(name)})", ATOM
+        target = self.lower_with_precedence(expr.target)
+        text = target[0] if isinstance(expr.target, ast.Name) else f"({target[0]})"
+        if isinstance(self.type_of(expr.target), t.SqlRow):
+            return f"{text}.{expr.name}", ATOM
+        return f"{text}.{naming.field_name(expr.name)}", ATOM
+
+    def call(self, expr: ast.Call) -> Lowered:
+        builtin = self.analysis.builtins.get(id(expr))
+        args = [self.lower_with_precedence(arg) for arg in expr.args]
+        if builtin is not None:
+            types = [self.type_of(arg) for arg in expr.args]
+            return builtins.lower(self, builtin, args, types, expr.span)
+        path = expr.callee.path
+        if len(path) == 1:
+            callee = f"{self.schema}.{fn_name(path[0])}"
+        else:
+            foreign = self.checked.imports.find(path[0])
+            if foreign is None or foreign.is_stub:
+                raise self.unsupported(f"Oracle's `{expr.callee.text}`", expr.callee.span)
+            module = foreign.module
+            callee = f"{schema_of(module.path, module.chosen_package)}.{fn_name(path[1])}"
+        lowered = [text for text, _ in args]
+        lowered += [
+            f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
+        ]
+        return f"{callee}({', '.join(lowered)})", ATOM
+
+    def methodcall(self, expr: ast.MethodCall) -> Lowered:
+        target_type = self.type_of(expr.target)
+        if expr.name in ("into", "to_text"):
+            wanted = self.type_of(expr)
+            if t.is_text(wanted) and not t.is_text(target_type):
+                return self.as_text(expr.target), ATOM
+            if t.is_numeric(wanted) and t.is_text(target_type):
+                return f"{wrap(self.lower_with_precedence(expr.target), ATOM)}::numeric", ATOM
+            return self.lower_with_precedence(expr.target)
+        receiver = self.lower_with_precedence(expr.target)
+        value = wrap(receiver, ATOM)
+        args = [self.lower(arg) for arg in expr.args]
+        if t.family(target_type) in ("date", "timestamp", "interval"):
+            return f"EXTRACT({expr.name.upper()} FROM {receiver[0]})", ATOM
+        if isinstance(target_type, t.ListType):
+            count = f"coalesce(cardinality({receiver[0]}), 0)"
+            lists: dict[str, Lowered] = {
+                "len": (count, ATOM),
+                "count": (count, ATOM),
+                "is_empty": (f"{count} = 0", COMPARISON),
+                "first": (f"array_lower({receiver[0]}, 1)", ATOM),
+                "last": (f"array_upper({receiver[0]}, 1)", ATOM),
+                "at": (f"{value}[{args[0] if args else ''}]", ATOM),
+            }
+            if expr.name in lists:
+                return lists[expr.name]
+        else:
+            texts: dict[str, Lowered] = {
+                "len": (f"length({receiver[0]})", ATOM),
+                # Oracle keeps '' as NULL; here '' is a value: both are empty
+                "is_empty": (f"coalesce({receiver[0]}, '') = ''", COMPARISON),
+                "upper": (f"upper({receiver[0]})", ATOM),
+                "lower": (f"lower({receiver[0]})", ATOM),
+                "trim": (f"trim({receiver[0]})", ATOM),
+                "contains": (f"strpos({receiver[0]}, {args[0] if args else ''}) > 0", COMPARISON),
+                "starts_with": (f"starts_with({receiver[0]}, {args[0] if args else ''})", ATOM),
+                "ends_with": (
+                    f"right({receiver[0]}, length({args[0] if args else ''})) = "
+                    f"{args[0] if args else ''}",
+                    COMPARISON,
+                ),
+                "substr": (f"substr({receiver[0]}, {', '.join(args)})", ATOM),
+                "split": (f"string_to_array({receiver[0]}, {args[0] if args else ''})", ATOM),
+            }
+            if expr.name in texts:
+                return texts[expr.name]
+        raise self.unsupported(f"`.{expr.name}()`", expr.span)
+
+    def unary(self, expr: ast.Unary) -> Lowered:
+        operand = self.lower_with_precedence(expr.operand)
+        if expr.op == "!":
+            return f"NOT {wrap(operand, COMPARISON + 1)}", NOT
+        text = wrap(operand, UNARY)
+        return ("-" + (f"({text})" if text.startswith("-") else text)), UNARY
+
+    def binary(self, expr: ast.Binary) -> Lowered:
+        left_type, right_type = self.type_of(expr.left), self.type_of(expr.right)
+        left = self.lower_with_precedence(expr.left)
+        right = self.lower_with_precedence(expr.right)
+        if expr.op == "%":
+            return f"mod({left[0]}, {right[0]})", ATOM
+        if expr.op == "+" and t.is_text(self.type_of(expr)):
+            return f"concat({self.as_text(expr.left)}, {self.as_text(expr.right)})", ATOM
+        if expr.op in ("==", "!=") and (
+            isinstance(expr.left, ast.NoneLit) or isinstance(expr.right, ast.NoneLit)
+        ):
+            other = right if isinstance(expr.left, ast.NoneLit) else left
+            test = "IS NULL" if expr.op == "==" else "IS NOT NULL"
+            return f"{wrap(other, ADDITIVE)} {test}", COMPARISON
+        if t.family(left_type) == "date" or t.family(right_type) == "date":
+            # Oracle's DATE arithmetic counts days: DATE - DATE is a number of days, DATE +- n
+            # moves by n days
+            if expr.op == "-" and t.family(left_type) == t.family(right_type) == "date":
+                return f"(EXTRACT(EPOCH FROM ({left[0]} - {right[0]})) / 86400)", ATOM
+            if expr.op in ("+", "-") and (t.is_numeric(left_type) or t.is_numeric(right_type)):
+                days, date = (left, right) if t.is_numeric(left_type) else (right, left)
+                moved = f"{wrap(days, MULTIPLICATIVE)} * INTERVAL '1 day'"
+                return f"({date[0]} {expr.op} {moved})::timestamp(0)", ATOM
+        operator, precedence = BINARY_OPERATORS[expr.op]
+        left_minimum = precedence + 1 if precedence == COMPARISON else precedence
+        return f"{wrap(left, left_minimum)} {operator} {wrap(right, precedence + 1)}", precedence
+
+    def wrap_value(self, expr: ast.Wrap) -> Lowered:
+        if expr.value is None:
+            return "NULL", ATOM
+        if expr.kind == "Err":
+            raise self.unsupported("`Err(...)` as a value", expr.span)
+        return self.lower_with_precedence(expr.value)
+
+    def propagate(self, expr: ast.Propagate) -> Lowered:
+        if id(expr) in self.analysis.not_found:
+            holder = self.temp(self.type_of(expr))
+            self.store(holder, expr, self.type_of(expr))
+            return holder, ATOM
+        return self.lower_with_precedence(expr.operand)
+
+    def recordlit(self, expr: ast.RecordLit) -> Lowered:
+        type_ = self.type_of(expr)
+        assert isinstance(type_, t.RecordType)
+        given = {init.name: init.value for init in expr.fields}
+        values = [
+            self.lower(given[field]) if field in given else "NULL"
+            for field in self.checked.record_info(type_).fields
+        ]
+        return f"ROW({', '.join(values)})::{self.sql_type(type_)}", ATOM
+
+    def listlit(self, expr: ast.ListLit) -> Lowered:
+        type_ = self.type_of(expr)
+        array = self.sql_type(type_, expr.span)
+        if not expr.items:
+            return f"'{{}}'::{array}", ATOM
+        return f"ARRAY[{', '.join(self.lower(item) for item in expr.items)}]::{array}", ATOM
+
+    def sqlblock(self, expr: ast.SqlBlock) -> Lowered:
+        raise self.unsupported("a `sql! { }` without a terminator as a value", expr.span)
+
+
+def _unwrap_value(expr: ast.Expr) -> ast.Expr:
+    while True:
+        if isinstance(expr, ast.Wrap) and expr.kind in ("Ok", "Some") and expr.value is not None:
+            expr = expr.value
+        elif isinstance(expr, ast.Propagate):
+            expr = expr.operand
+        else:
+            return expr
+
+
+def _indent_more(text: str) -> str:
+    return re.sub(r"\n(?=.)", "\n" + INDENT, text)
+
+
+STATEMENTS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], None]] = {
+    ast.Let: PgFnLowerer.stmt_let,
+    ast.Assign: PgFnLowerer.stmt_assign,
+    ast.ExprStmt: PgFnLowerer.stmt_exprstmt,
+    ast.If: PgFnLowerer.stmt_if,
+    ast.While: PgFnLowerer.stmt_while,
+    ast.For: PgFnLowerer.stmt_for,
+    ast.Break: PgFnLowerer.stmt_break,
+    ast.Continue: PgFnLowerer.stmt_continue,
+    ast.Return: PgFnLowerer.stmt_return,
+    ast.Transaction: PgFnLowerer.stmt_transaction,
+    ast.Yield: PgFnLowerer.stmt_yield,
+}
+
+EXPRESSIONS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], Lowered]] = {
+    ast.NumberLit: PgFnLowerer.numberlit,
+    ast.StringLit: PgFnLowerer.stringlit,
+    ast.BoolLit: PgFnLowerer.boollit,
+    ast.NoneLit: PgFnLowerer.nonelit,
+    ast.UnitLit: PgFnLowerer.unitlit,
+    ast.Name: PgFnLowerer.name,
+    ast.FieldAccess: PgFnLowerer.fieldaccess,
+    ast.Call: PgFnLowerer.call,
+    ast.MethodCall: PgFnLowerer.methodcall,
+    ast.RecordLit: PgFnLowerer.recordlit,
+    ast.Unary: PgFnLowerer.unary,
+    ast.Binary: PgFnLowerer.binary,
+    ast.Wrap: PgFnLowerer.wrap_value,
+    ast.Propagate: PgFnLowerer.propagate,
+    ast.ListLit: PgFnLowerer.listlit,
+    ast.SqlBlock: PgFnLowerer.sqlblock,
+}
+
+__all__ = ["PgFnLowerer", "Unsupported", "falls_through"]

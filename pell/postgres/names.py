@@ -1,0 +1,56 @@
+"""PostgreSQL names and types of Pell's: the schema a module is, its types, its functions."""
+
+from __future__ import annotations
+
+from pell import naming
+from pell.checker import types as t
+from pell.checker.model import CheckedModule
+
+# Oracle's DATE holds a time to the second: timestamp(0) keeps that; `text` is VARCHAR2(4000)
+# on Oracle, unbounded here; `int` is PLS_INTEGER there, integer here (both 32 bits).
+SCALARS = {
+    "number": "numeric",
+    "int": "integer",
+    "text": "text",
+    "bigtext": "text",
+    "bool": "boolean",
+    "date": "timestamp(0)",
+    "timestamp": "timestamp",
+    "interval": "interval",
+}
+
+MAX_IDENTIFIER_BYTES = 63  # NAMEDATALEN - 1 (PostgreSQL docs, "Identifiers and Key Words")
+
+
+def schema_of(path: tuple[str, ...], chosen_package: str | None = None) -> str:
+    """`shop.orders` -> the schema `shop_orders` (PostgreSQL has schemas, not packages)."""
+    schema, package = naming.package_name(path, chosen_package)
+    return f"{schema}_{package}" if schema else package
+
+
+def fn_name(name: str) -> str:
+    return naming.fn_name(name)
+
+
+def record_type(type_: t.RecordType, checked: CheckedModule) -> str:
+    if type_.module:
+        foreign = checked.imports.find(type_.module)
+        assert foreign is not None, f"record of unknown module {type_.module}"
+        schema = schema_of(foreign.module.path, foreign.module.chosen_package)
+    else:
+        schema = schema_of(checked.module.path, checked.module.chosen_package)
+    return f"{schema}.{naming.record_type_name(type_.name)}"
+
+
+def sql_type(type_: t.Type, checked: CheckedModule) -> str:
+    if isinstance(type_, t.Scalar):
+        return SCALARS[type_.name]
+    if isinstance(type_, t.RecordType):
+        return record_type(type_, checked)
+    if isinstance(type_, t.ListType):
+        return f"{sql_type(type_.element, checked)}[]"
+    if isinstance(type_, t.SqlValue) and type_.column:
+        return f"{type_.column}%TYPE"
+    if isinstance(type_, t.SqlRow):
+        return "record"
+    raise ValueError(f"no PostgreSQL type for `{type_}`")

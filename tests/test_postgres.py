@@ -1,0 +1,316 @@
+"""`--target postgres` against a real PostgreSQL server: the compiled code loads, returns the
+right values, and its retry loop behaves under real deadlocks (issue 14).
+
+A throwaway cluster is started for this module (tests/postgres_server.py) and each test gets a
+database of its own. Skipped, with the reason, only when no PostgreSQL binaries exist.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+
+import pytest
+from postgres_server import Server, binaries, running
+
+from pell import compile_source
+from pell.postgres import runtime_sql
+from pell.runtime import number_errors
+
+psycopg = pytest.importorskip("psycopg")
+
+BINDIR = binaries()
+pytestmark = pytest.mark.skipif(
+    BINDIR is None, reason="no PostgreSQL binaries (pg_config --bindir): postgres tests skipped"
+)
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Server]:
+    assert BINDIR is not None
+    with running(BINDIR) as started:
+        yield started
+
+
+@pytest.fixture
+def dsn(server: Server) -> str:
+    """A fresh database for one test."""
+    name = f"t{next(_databases)}"
+    with psycopg.connect(server.conninfo(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    return server.conninfo(name)
+
+
+def load(dsn: str, source: str, setup: str = "") -> None:
+    """Compile `source` for postgres and load it, its runtime and `setup` SQL."""
+    result = compile_source(source, "module.pell", "postgres")
+    errors = [d.message for d in result.diagnostics if d.is_error]
+    assert result.sql is not None, errors
+    assert result.module is not None
+    numbered, _ = number_errors([result.module])
+    runtime = runtime_sql([(e.exception, e.code) for e in numbered], "-- runtime")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        if setup:
+            connection.execute(setup)
+        connection.execute(runtime)
+        connection.execute(result.sql)
+
+
+BANK = """
+module bank.transfers;
+
+pub record Account { id: number, owner: text, balance: number }
+
+pub error NotFound { id: number }
+pub error Overdraft { account_id: number, needed: number }
+
+pub fn find(id: number) -> Result<Account, NotFound> {
+    let a = sql! { select id, owner, balance from accounts where id = :id }.one()?;
+    return Ok(a);
+}
+
+pub fn greeting(id: number) -> text {
+    let owner: text = sql! { select owner from accounts where id = :id }.one();
+    let nickname: text = None;
+    return "Hello {owner}{nickname}, {id + 1}";
+}
+
+@retry(n = 20, backoff = 10, jitter = 20, exponential = true, cap = 200)
+pub fn transfer(from_id: number, to_id: number, amount: number, pause: number) -> Result<(), Overdraft | NotFound> {
+    let attempt: number = sql! { select nextval('attempts') }.one();
+    let source = find(from_id)?;
+    if source.balance < amount {
+        return Err(Overdraft { account_id: from_id, needed: amount - source.balance });
+    }
+    sql! { update accounts set balance = balance - :amount where id = :from_id };
+    let slept: text = sql! { select pg_sleep(:pause)::text }.one();
+    sql! { update accounts set balance = balance + :amount where id = :to_id };
+    return Ok(());
+}
+
+pub fn total() -> number {
+    var sum: number = 0;
+    for r in sql! { select balance from accounts } {
+        sum = sum + r.balance;
+    }
+    return sum;
+}
+"""
+
+BANK_SETUP = """
+create sequence attempts;
+create table accounts (id numeric primary key, owner text not null, balance numeric not null);
+insert into accounts values (1, 'ada', 1000), (2, 'bob', 1000);
+"""
+
+
+def test_the_reference_module_loads_and_returns_the_right_values(dsn: str) -> None:
+    load(dsn, BANK, BANK_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        row = connection.execute("select (bank_transfers.find(2)).*").fetchone()
+        assert row == (2, "bob", 1000)
+        # interpolation skips a NULL as Oracle's || does, and formats numbers as text
+        greeting = connection.execute("select bank_transfers.greeting(1)").fetchone()
+        assert greeting == ("Hello ada, 2",)
+        connection.execute("select bank_transfers.transfer(1, 2, 250, 0)")
+        assert connection.execute("select bank_transfers.total()").fetchone() == (2000,)
+        balances = connection.execute("select balance from accounts order by id").fetchall()
+        assert balances == [(750,), (1250,)]
+
+
+def test_pell_errors_carry_their_sqlstate_and_json_message(dsn: str) -> None:
+    load(dsn, BANK, BANK_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select bank_transfers.find(99)")
+        assert raised.value.sqlstate == "PE100"  # NotFound: the first code of its range
+        assert raised.value.diag.message_primary == 'bank.transfers.NotFound: {"id" : 99}'
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select bank_transfers.transfer(1, 2, 5000, 0)")
+        assert raised.value.sqlstate == "PE101"
+        # the fn's own error is not retried: one attempt only (a sequence is never rolled back)
+        assert connection.execute("select last_value from attempts").fetchone() == (1,)
+        balances = connection.execute("select balance from accounts order by id").fetchall()
+        assert balances == [(1000,), (1000,)]
+
+
+def test_opposite_order_transfers_deadlock_and_every_one_completes(dsn: str) -> None:
+    load(dsn, BANK, BANK_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        before = connection.execute(
+            "select deadlocks from pg_stat_database where datname = current_database()"
+        ).fetchone()
+    failures: list[BaseException] = []
+    per_session = 6
+
+    def session(index: int) -> None:
+        from_id, to_id = (1, 2) if index % 2 else (2, 1)
+        try:
+            with psycopg.connect(dsn, autocommit=True) as connection:
+                for _ in range(per_session):
+                    connection.execute(
+                        "select bank_transfers.transfer(%s, %s, 1, 0.005)", (from_id, to_id)
+                    )
+        except BaseException as error:  # any failure is the test's
+            failures.append(error)
+
+    threads = [threading.Thread(target=session, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        after = connection.execute(
+            "select deadlocks from pg_stat_database where datname = current_database()"
+        ).fetchone()
+        balances = connection.execute("select balance from accounts order by id").fetchall()
+        attempts = connection.execute("select last_value from attempts").fetchone()
+    assert before is not None and after is not None and attempts is not None
+    assert after[0] > before[0], "the workload should really deadlock"
+    assert balances == [(1000,), (1000,)]  # 24 each way: conserved, and every one applied
+    assert attempts[0] > 8 * per_session  # deadlocks were retried
+
+
+POLICIES = """
+module policies;
+
+@panic error Corrupt { id: number }
+error Busy { id: number }
+
+fn attempt() -> number {
+    return sql! { select nextval('attempts') }.one();
+}
+
+// a constraint violation (23505) is never retried
+@retry(n = 4, backoff = 1)
+pub fn insert_twice(id: number) {
+    let n = attempt();
+    sql! { insert into items values (:id) };
+    sql! { insert into items values (:id) };
+}
+
+// a panic is never retried, nor undone beyond its own attempt
+@retry(n = 4, backoff = 1)
+pub fn panics(id: number) -> Result<(), Corrupt> {
+    let n = attempt();
+    sql! { insert into items values (:id) };
+    return Err(Corrupt { id: id });
+}
+
+// `on` names the fn's own transient error: retried until it stops
+@retry(n = 5, backoff = 1, on = [Busy])
+pub fn busy_twice(id: number) -> Result<number, Busy> {
+    let n = attempt();
+    sql! { insert into items values (:id + :n) };
+    if n < 3 {
+        return Err(Busy { id: id });
+    }
+    return Ok(n);
+}
+
+// attempts run out: `recover` answers, with the same arguments
+@retry(n = 3, backoff = 1, on = [Busy], recover = fallback)
+pub fn always_busy(id: number) -> Result<number, Busy> {
+    let n = attempt();
+    sql! { insert into items values (:id + :n) };
+    return Err(Busy { id: id });
+}
+
+fn fallback(id: number) -> Result<number, Busy> {
+    return Ok(-id);
+}
+
+// `within` stops retrying at the deadline, not after n attempts
+@retry(n = 100, backoff = 50, on = [Busy], within = 300)
+pub fn slow_busy(id: number) -> Result<(), Busy> {
+    let n = attempt();
+    return Err(Busy { id: id });
+}
+
+// a retried fn calling a retried fn: each retry undoes its own attempt only, the outer one's
+// also what the inner one did for it (sequences count the calls: no rollback returns them)
+@retry(n = 3, backoff = 1, on = [Busy])
+pub fn inner(id: number) -> Result<(), Busy> {
+    let n: number = sql! { select nextval('inner_calls') }.one();
+    sql! { insert into items values (:id + 100 * :n) };
+    if n == 1 {
+        return Err(Busy { id: id });
+    }
+    return Ok(());
+}
+
+@retry(n = 3, backoff = 1, on = [Busy])
+pub fn outer(id: number) -> Result<(), Busy> {
+    let m: number = sql! { select nextval('outer_calls') }.one();
+    sql! { insert into items values (:id + :m) };
+    inner(id)?;
+    if m == 1 {
+        return Err(Busy { id: id });
+    }
+    return Ok(());
+}
+"""
+
+POLICIES_SETUP = """
+create sequence attempts;
+create sequence inner_calls;
+create sequence outer_calls;
+create table items (id numeric primary key);
+"""
+
+
+def _attempts(connection: object) -> int:
+    row = connection.execute("select last_value, is_called from attempts").fetchone()  # type: ignore[attr-defined]
+    return int(row[0]) if row[1] else 0
+
+
+def test_never_retry_codes_and_panics_are_not_retried(dsn: str) -> None:
+    load(dsn, POLICIES, POLICIES_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            connection.execute("select policies.insert_twice(1)")
+        assert _attempts(connection) == 1
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select policies.panics(2)")
+        assert raised.value.sqlstate == "PE300"  # the panic range
+        assert _attempts(connection) == 2
+        assert connection.execute("select count(*) from items").fetchone() == (0,)
+
+
+def test_on_retries_the_named_error_and_recover_answers_when_attempts_run_out(dsn: str) -> None:
+    load(dsn, POLICIES, POLICIES_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select policies.busy_twice(100)").fetchone() == (3,)
+        # attempts 1 and 2 were rolled back: only the third attempt's row stays
+        assert connection.execute("select id from items").fetchall() == [(103,)]
+        assert connection.execute("select policies.always_busy(200)").fetchone() == (-200,)
+        assert _attempts(connection) == 6
+        assert connection.execute("select count(*) from items").fetchone() == (1,)
+
+
+def test_within_gives_up_at_the_deadline(dsn: str) -> None:
+    load(dsn, POLICIES, POLICIES_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select policies.slow_busy(1)")
+        assert raised.value.sqlstate == "PE100"
+        # 50 ms between attempts, 300 ms in all: far fewer than the 100 allowed
+        assert 3 <= _attempts(connection) <= 8
+
+
+def test_a_retried_fn_calling_a_retried_fn_never_repeats_work(dsn: str) -> None:
+    load(dsn, POLICIES, POLICIES_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("select policies.outer(10)")
+        rows = sorted(r[0] for r in connection.execute("select id from items").fetchall())
+        calls = connection.execute(
+            "select (select last_value from outer_calls), (select last_value from inner_calls)"
+        ).fetchone()
+    # outer 1: row 11, inner 1: row 110 (undone by inner's retry), inner 2: row 210; outer 1
+    # fails: 11 and 210 undone by outer's retry; outer 2: row 12, inner 3: row 310
+    assert calls == (2, 3)
+    assert rows == [12, 310]
