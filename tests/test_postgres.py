@@ -314,3 +314,59 @@ def test_a_retried_fn_calling_a_retried_fn_never_repeats_work(dsn: str) -> None:
     # fails: 11 and 210 undone by outer's retry; outer 2: row 12, inner 3: row 310
     assert calls == (2, 3)
     assert rows == [12, 310]
+
+
+COUNTER = """
+module counters;
+
+// read-modify-write: under SERIALIZABLE, concurrent increments fail with 40001 and are
+// retried as whole transactions
+@retry(scope = "transaction", isolation = "serializable", n = 40, backoff = 2, jitter = 8, exponential = true, cap = 100)
+pub fn increment(id: number, pause: number) -> number {
+    let attempt: number = sql! { select nextval('attempts') }.one();
+    let v: number = sql! { select v from counters where id = :id }.one();
+    let slept: text = sql! { select pg_sleep(:pause)::text }.one();
+    sql! { update counters set v = :v + 1 where id = :id };
+    return v + 1;
+}
+"""
+
+COUNTER_SETUP = """
+create sequence attempts;
+create table counters (id numeric primary key, v numeric not null);
+insert into counters values (1, 0);
+"""
+
+
+def test_serializable_read_modify_write_through_a_transaction_retry_loses_no_update(
+    dsn: str,
+) -> None:
+    load(dsn, COUNTER, COUNTER_SETUP)
+    failures: list[BaseException] = []
+    per_session = 5
+
+    def session() -> None:
+        try:
+            with psycopg.connect(dsn, autocommit=True) as connection:
+                for _ in range(per_session):
+                    row = connection.execute("call counters.fn_increment(1, 0.002, NULL)").fetchone()
+                    assert row is not None and row[0] >= 1
+        except BaseException as error:
+            failures.append(error)
+
+    threads = [threading.Thread(target=session) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select v from counters").fetchone() == (8 * per_session,)
+        assert _attempts(connection) > 8 * per_session  # serialization failures were retried
+
+
+def test_a_transaction_retry_refuses_to_run_inside_a_callers_transaction(dsn: str) -> None:
+    load(dsn, COUNTER, COUNTER_SETUP)
+    with psycopg.connect(dsn) as connection:  # not autocommit: CALL inside BEGIN
+        with pytest.raises(psycopg.errors.InvalidTransactionTermination):
+            connection.execute("call counters.fn_increment(1, 0, NULL)")

@@ -14,6 +14,7 @@ from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, schema_of, sql_type
+from pell.postgres.retry import RESULT_PARAMETER
 
 __all__ = ["lower_module", "runtime_sql"]
 
@@ -56,6 +57,12 @@ def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
     params = ", ".join(
         f"{naming.param_name(p.decl.name)} {sql_type(p.type, checked)}" for p in fn.params
     )
+    if fn.retry is not None and fn.retry.scope == "transaction":
+        # a PROCEDURE: only a procedure may COMMIT; its value is an OUT parameter of the CALL
+        if fn.is_function:
+            result = f"OUT {RESULT_PARAMETER} {sql_type(fn.returns, checked)}"
+            params = f"{params}, {result}" if params else result
+        return f"PROCEDURE {schema}.{fn_name(fn.decl.name)}({params})"
     if fn.pipelined:
         assert isinstance(fn.returns, t.ListType)
         returns = f"SETOF {sql_type(fn.returns.element, checked)}"
@@ -63,7 +70,7 @@ def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
         returns = sql_type(fn.returns, checked)
     else:
         returns = "void"
-    return f"{schema}.{fn_name(fn.decl.name)}({params}) RETURNS {returns}"
+    return f"FUNCTION {schema}.{fn_name(fn.decl.name)}({params}) RETURNS {returns}"
 
 
 def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[Diagnostic]]:
@@ -83,7 +90,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
             continue
         volatility = " IMMUTABLE" if any(a.name == "deterministic" for a in fn.decl.annotations) else ""
         functions.append(
-            f"CREATE OR REPLACE FUNCTION {_signature(fn, checked, schema)}\n"
+            f"CREATE OR REPLACE {_signature(fn, checked, schema)}\n"
             f"LANGUAGE plpgsql{volatility} AS $pell$\n{body}\n$pell$;"
         )
     if diagnostics:

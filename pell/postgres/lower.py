@@ -58,6 +58,10 @@ class PgFnLowerer:
         self.taken |= {naming.param_name(p.decl.name) for p in fn.params}
         self.temps = 0
         self.span = fn.decl.name_span  # of the statement being lowered, for errors
+        # A transaction-scoped fn (a PROCEDURE): `return v` sets this OUT parameter and leaves
+        # the loop of attempts by this label, so that the COMMIT after it runs.
+        self.returns_into = ""
+        self.return_exit = ""
 
     # -- output
 
@@ -284,6 +288,11 @@ class PgFnLowerer:
         if isinstance(value, ast.Wrap) and value.kind == "Err":
             self.line(self.raise_statement(value))
             return
+        if self.return_exit:
+            if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
+                self.store(self.returns_into, value, self.fn.returns)
+            self.line(f"EXIT {self.return_exit};")
+            return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.line("RETURN;")
             return
@@ -439,12 +448,20 @@ class PgFnLowerer:
         path = expr.callee.path
         if len(path) == 1:
             callee = f"{self.schema}.{fn_name(path[0])}"
+            target = self.checked.fns.get(path[0])
         else:
             foreign = self.checked.imports.find(path[0])
             if foreign is None or foreign.is_stub:
                 raise self.unsupported(f"Oracle's `{expr.callee.text}`", expr.callee.span)
             module = foreign.module
             callee = f"{schema_of(module.path, module.chosen_package)}.{fn_name(path[1])}"
+            target = foreign.fn(path[1])
+        if target is not None and target.retry is not None and target.retry.scope == "transaction":
+            raise self.unsupported(
+                "a call of a transaction-scoped fn (a PROCEDURE that commits, which only a "
+                "client's CALL can run)",
+                expr.callee.span,
+            )
         lowered = [text for text, _ in args]
         lowered += [
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords

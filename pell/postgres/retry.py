@@ -12,10 +12,11 @@ SQLSTATE, from RETRIED_BY_DEFAULT and `on = [...]`; everything else propagates u
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pell import naming
-from pell.retry import RetryPolicy, format_seconds, pell_errors_on
+from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, pell_errors_on
 
 if TYPE_CHECKING:
     from pell.postgres.lower import PgFnLowerer
@@ -55,11 +56,16 @@ def sleep_expression(policy: RetryPolicy) -> str | None:
     return expression
 
 
+RESULT_PARAMETER = "p_pell_result"  # the OUT parameter of a transaction-scoped fn's value
+ATTEMPTS_LABEL = "pell_attempts"
+
+
 def lower_retry(lowerer: PgFnLowerer) -> None:
     policy = lowerer.fn.retry
     assert policy is not None
     if policy.scope == "transaction":
-        raise lowerer.unsupported('@retry(scope = "transaction")', lowerer.fn.decl.name_span)
+        lower_transaction_retry(lowerer, policy)
+        return
     if policy.observe:
         raise lowerer.unsupported("@retry(observe = true)", lowerer.fn.decl.name_span)
     attempt = naming.ATTEMPT_VARIABLE
@@ -105,6 +111,109 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
             lowerer.line(f"PERFORM {call};")
             lowerer.line("RETURN;")
 
+    conditions, errors = _retried(lowerer, policy)
+
+    lowerer.line("LOOP")
+
+    def loop() -> None:
+        lowerer.line("BEGIN")
+        lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
+        if lowerer.analysis.falls_through:
+            lowerer.indented(lambda: lowerer.line("EXIT;"))
+        _handlers(lowerer, conditions, errors, on_retryable)
+
+    lowerer.indented(loop)
+    lowerer.line("END LOOP;")
+
+
+def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
+    """`scope = "transaction"`: a PROCEDURE whose attempts are transactions of their own.
+
+    Each attempt runs in a BEGIN ... EXCEPTION block; a retryable error ends it, then ROLLBACK
+    ends the whole transaction (its snapshot, its locks, the waits of others) before the
+    sleep. The successful attempt leaves the loop and COMMITs after it: "A transaction cannot
+    be ended inside a block with exception handlers" (PostgreSQL 15 docs, 43.8 "Transaction
+    Management"), so a serialization failure raised by that COMMIT itself is not retried.
+    SET TRANSACTION must come first in its transaction: after a ROLLBACK. Called inside a
+    client's transaction block, the procedure's COMMIT fails (invalid_transaction_termination):
+    it refuses to run inside a caller's transaction, as on Oracle.
+    """
+    if policy.observe:
+        raise lowerer.unsupported("@retry(observe = true)", lowerer.fn.decl.name_span)
+    attempt = naming.ATTEMPT_VARIABLE
+    lowerer.declarations.append(f"{attempt} integer := 0;")
+    recovering = "l_pell_recover"
+    if policy.recover is not None:
+        lowerer.declarations.append(f"{recovering} boolean := FALSE;")
+    deadline = "l_pell_deadline"
+    if policy.within_ms is not None:
+        lowerer.declarations.append(f"{deadline} timestamptz;")
+        lowerer.line(
+            f"{deadline} := clock_timestamp() + "
+            f"make_interval(secs => {format_seconds(policy.within_ms)});"
+        )
+    lowerer.returns_into = RESULT_PARAMETER if lowerer.fn.is_function else ""
+    lowerer.return_exit = ATTEMPTS_LABEL
+
+    sleep = sleep_expression(policy)
+    exhausted = f"{attempt} >= {policy.attempts}"
+    if policy.within_ms is not None:
+        if sleep is not None:
+            lowerer.declarations.append("l_pell_sleep numeric;")
+            exhausted += f" OR clock_timestamp() + make_interval(secs => l_pell_sleep) > {deadline}"
+        else:
+            exhausted += f" OR clock_timestamp() > {deadline}"
+
+    def on_retryable() -> None:
+        lowerer.line(f"{attempt} := {attempt} + 1;")
+        if policy.within_ms is not None and sleep is not None:
+            lowerer.line(f"l_pell_sleep := {sleep};")
+        lowerer.line(f"IF {exhausted} THEN")
+        if policy.recover is None:
+            lowerer.indented(lambda: lowerer.line("RAISE;"))
+        else:
+            lowerer.indented(lambda: lowerer.line(f"{recovering} := TRUE;"))
+            lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
+        lowerer.line("END IF;")
+
+    conditions, errors = _retried(lowerer, policy)
+    lowerer.line(f"<<{ATTEMPTS_LABEL}>>")
+    lowerer.line("LOOP")
+
+    def loop() -> None:
+        if policy.isolation is not None:
+            lowerer.line("ROLLBACK;  -- SET TRANSACTION comes first in a transaction")
+            lowerer.line(f"SET TRANSACTION ISOLATION LEVEL {ISOLATION_LEVELS[policy.isolation]};")
+        lowerer.line("BEGIN")
+        lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
+        if lowerer.analysis.falls_through:
+            lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
+        _handlers(lowerer, conditions, errors, on_retryable)
+        lowerer.line("ROLLBACK;  -- the failed attempt's transaction: its locks and snapshot")
+        if sleep is not None:
+            lowerer.line(f"PERFORM pg_sleep({'l_pell_sleep' if policy.within_ms is not None else sleep});")
+
+    lowerer.indented(loop)
+    lowerer.line("END LOOP;")
+    if policy.recover is not None:
+        args = ", ".join(naming.param_name(p.decl.name) for p in lowerer.fn.params)
+        call = f"{lowerer.schema}.{naming.fn_name(policy.recover)}({args})"
+        lowerer.line(f"IF {recovering} THEN")
+
+        def recover() -> None:
+            lowerer.line("ROLLBACK;")
+            if lowerer.fn.is_function:
+                lowerer.line(f"{RESULT_PARAMETER} := {call};")
+            else:
+                lowerer.line(f"PERFORM {call};")
+
+        lowerer.indented(recover)
+        lowerer.line("END IF;")
+    lowerer.line("COMMIT;")
+
+
+def _retried(lowerer: PgFnLowerer, policy: RetryPolicy) -> tuple[list[str], list[str]]:
+    """The condition names a retry catches, and the Pell errors' SQLSTATE functions."""
     classes = [c for c in policy.on if c in CONDITIONS]
     conditions: list[str] = []
     for name in classes or ([] if policy.on else ["*"]):
@@ -115,31 +224,30 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
         f"pell_runtime.{naming.exception_name(path, error)}()"
         for path, error in pell_errors_on(policy, lowerer.checked.module.path)
     ]
+    return conditions, errors
 
-    lowerer.line("LOOP")
 
-    def loop() -> None:
-        lowerer.line("BEGIN")
-        lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
-        if lowerer.analysis.falls_through:
-            lowerer.indented(lambda: lowerer.line("EXIT;"))
-        lowerer.line("EXCEPTION")
-        if conditions:
-            lowerer.indented(lambda: lowerer.line(f"WHEN {' OR '.join(conditions)} THEN"))
-            lowerer.indented(lambda: lowerer.indented(on_retryable))
-        if errors:
+def _handlers(
+    lowerer: PgFnLowerer,
+    conditions: list[str],
+    errors: list[str],
+    on_retryable: Callable[[], None],
+) -> None:
+    """EXCEPTION WHEN <conditions> THEN ..., WHEN OTHERS for Pell errors by SQLSTATE; END;"""
+    lowerer.line("EXCEPTION")
+    if conditions:
+        lowerer.indented(lambda: lowerer.line(f"WHEN {' OR '.join(conditions)} THEN"))
+        lowerer.indented(lambda: lowerer.indented(on_retryable))
+    if errors:
 
-            def pell_errors() -> None:
-                lowerer.line("WHEN OTHERS THEN")
-                lowerer.indented(
-                    lambda: lowerer.line(f"IF SQLSTATE <> ALL (ARRAY[{', '.join(errors)}]) THEN")
-                )
-                lowerer.indented(lambda: lowerer.indented(lambda: lowerer.line("RAISE;")))
-                lowerer.indented(lambda: lowerer.line("END IF;"))
-                lowerer.indented(on_retryable)
+        def pell_errors() -> None:
+            lowerer.line("WHEN OTHERS THEN")
+            lowerer.indented(
+                lambda: lowerer.line(f"IF SQLSTATE <> ALL (ARRAY[{', '.join(errors)}]) THEN")
+            )
+            lowerer.indented(lambda: lowerer.indented(lambda: lowerer.line("RAISE;")))
+            lowerer.indented(lambda: lowerer.line("END IF;"))
+            lowerer.indented(on_retryable)
 
-            lowerer.indented(pell_errors)
-        lowerer.line("END;")
-
-    lowerer.indented(loop)
-    lowerer.line("END LOOP;")
+        lowerer.indented(pell_errors)
+    lowerer.line("END;")
