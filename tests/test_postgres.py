@@ -367,6 +367,9 @@ def test_serializable_read_modify_write_through_a_transaction_retry_loses_no_upd
 
 def test_a_transaction_retry_refuses_to_run_inside_a_callers_transaction(dsn: str) -> None:
     load(dsn, COUNTER, COUNTER_SETUP)
-    with psycopg.connect(dsn) as connection:  # not autocommit: CALL inside BEGIN
-        with pytest.raises(psycopg.errors.InvalidTransactionTermination):
-            connection.execute("call counters.fn_increment(1, 0, NULL)")
+    # not autocommit: psycopg sends BEGIN first, so the CALL runs inside a transaction block
+    with (
+        psycopg.connect(dsn) as connection,
+        pytest.raises(psycopg.errors.InvalidTransactionTermination),
+    ):
+        connection.execute("call counters.fn_increment(1, 0, NULL)")
