@@ -27,6 +27,11 @@ class RetryExplanation:
     policy: RetryPolicy
     schedule: list[ScheduledAttempt]
     savepoint: str  # its own savepoint's name (savepoint scope)
+    target: str = "23ai"
+
+    @property
+    def postgres(self) -> bool:
+        return self.target == "postgres"
 
     @property
     def worst_case_sleep(self) -> Decimal:
@@ -34,6 +39,8 @@ class RetryExplanation:
         return reachable[-1].cumulative_max
 
     def retries_on(self, module: str) -> list[str]:
+        if self.postgres:
+            return self._postgres_retries_on(module)
         if not self.policy.on:
             return [
                 "every error except the never-retry set: @panic errors (-20399 .. -20300) and "
@@ -50,8 +57,34 @@ class RetryExplanation:
                 described.append(f"{name}: the Pell error {module}.{name}")
         return described
 
+    def _postgres_retries_on(self, module: str) -> list[str]:
+        from pell.postgres.retry import CONDITIONS, RETRIED_BY_DEFAULT, SQLSTATES
+
+        if not self.policy.on:
+            conditions = [f"{c} ({SQLSTATES[c]})" for c in RETRIED_BY_DEFAULT]
+            return [", ".join(conditions) + "; no other SQLSTATE (docs/postgres.md)"]
+        described = []
+        for name in self.policy.on:
+            if name in CONDITIONS:
+                conditions = [f"{c} ({SQLSTATES[c]})" for c in CONDITIONS[name]]
+                described.append(f"{name}: {', '.join(conditions)}")
+            else:
+                owner, _, error = name.rpartition("::")
+                described.append(f"{error}: the Pell error {owner or module}.{error}")
+        return described
+
     @property
     def scope_text(self) -> str:
+        if self.postgres and self.policy.scope == "transaction":
+            return (
+                "transaction: a PROCEDURE; each attempt is a whole transaction (ROLLBACK on "
+                "failure, COMMIT after the last), CALLed outside a transaction block"
+            )
+        if self.postgres:
+            return (
+                "savepoint: each attempt runs in a BEGIN ... EXCEPTION block, a subtransaction "
+                "rolled back when the attempt fails"
+            )
         if self.policy.scope == "transaction":
             return (
                 "transaction: each attempt is a whole transaction (full ROLLBACK on failure, "
@@ -68,12 +101,35 @@ class RetryExplanation:
 
     def cure_lines(self) -> tuple[list[str], list[str]]:
         """What its scope can cure, and what it retries but cannot cure, with why."""
+        if self.postgres:
+            return _postgres_cures(self.policy)
         curable, incurable = cures(self.policy)
         can = [f"{name} ({_ora(name)})" for name in curable]
         if not self.policy.on:
             can.append("other transient errors")
         cannot = [f"{name} ({_ora(name)}): {SAVEPOINT_CANNOT_CURE[name]}" for name in incurable]
         return can, cannot
+
+
+def _postgres_cures(policy: RetryPolicy) -> tuple[list[str], list[str]]:
+    """On PostgreSQL a subtransaction's rollback releases its waiters (docs/postgres.md), so a
+    savepoint-scoped retry cures deadlocks and lock waits; not a serialization failure, whose
+    snapshot stays until the transaction ends."""
+    retried = [n for n in policy.on if n in ERROR_CLASSES] or ["deadlock", "serialization", "busy"]
+    if policy.scope == "transaction":
+        return retried, []
+    cannot = {"serialization": "the transaction keeps the snapshot that failed to serialize"}
+    return (
+        [n for n in retried if n not in cannot],
+        [f"{n}: {cannot[n]}" for n in retried if n in cannot],
+    )
+
+
+def _cure_names(item: RetryExplanation) -> tuple[list[str], list[str]]:
+    if item.postgres:
+        can, cannot = _postgres_cures(item.policy)
+        return can, [reason.split(":")[0] for reason in cannot]
+    return cures(item.policy)
 
 
 def _ora(error_class: str) -> str:
@@ -91,7 +147,9 @@ def explain(
             continue
         line, _ = source.line_col(fn.decl.span.start)
         savepoint = naming.savepoint_name(checked.module.path, fn.decl.name, limit)
-        result.append(RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry), savepoint))
+        result.append(
+            RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry), savepoint, target)
+        )
     return result
 
 
@@ -191,9 +249,11 @@ def render_json(explanations: list[RetryExplanation], checked: CheckedModule) ->
                 "scope": item.policy.scope,
                 "savepoint": item.savepoint if item.policy.scope == "savepoint" else None,
                 "isolation": item.policy.isolation,
-                "cures": cures(item.policy)[0],
-                "cannot_cure": cures(item.policy)[1],
-                "retries_on": list(item.policy.on) or ["all-but-panics"],
+                "target": item.target,
+                "cures": _cure_names(item)[0],
+                "cannot_cure": _cure_names(item)[1],
+                "retries_on": list(item.policy.on)
+                or (["40P01", "40001", "55P03"] if item.postgres else ["all-but-panics"]),
                 "deadline_ms": item.policy.within_ms,
                 "recover": item.policy.recover,
                 "schedule": [

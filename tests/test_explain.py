@@ -179,3 +179,20 @@ def test_retry_guide_shows_the_current_safety_messages() -> None:
         / "test_error_case_is_reported[retry_safety].txt"
     ).read_text(encoding="utf-8")
     assert snapshot in guide
+
+
+def test_explain_for_postgres_says_what_is_retried_by_sqlstate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explain", "--target", "postgres", str(EXAMPLES / "orders.pell")]) == 0
+    text = capsys.readouterr().out
+    # no `on`: the three transient SQLSTATEs and nothing else, not Oracle's deny-list
+    assert (
+        "retries   deadlock_detected (40P01), serialization_failure (40001), "
+        "lock_not_available (55P03); no other SQLSTATE" in text
+    )
+    assert "BEGIN ... EXCEPTION block, a subtransaction" in text
+    # a subtransaction's rollback releases waiters there: deadlocks are curable, snapshots not
+    assert "cures     deadlock, busy" in text
+    assert "cannot    serialization:" in text
+    assert "ORA-" not in text

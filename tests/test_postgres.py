@@ -8,8 +8,10 @@ database of its own. Skipped, with the reason, only when no PostgreSQL binaries 
 from __future__ import annotations
 
 import itertools
+import shutil
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from postgres_server import Server, binaries, running
@@ -373,3 +375,55 @@ def test_a_transaction_retry_refuses_to_run_inside_a_callers_transaction(dsn: st
         pytest.raises(psycopg.errors.InvalidTransactionTermination),
     ):
         connection.execute("call counters.fn_increment(1, 0, NULL)")
+
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.pell"))
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_every_example_loads_or_names_what_postgres_lacks(example: Path, dsn: str) -> None:
+    source = example.read_text(encoding="utf-8")
+    result = compile_source(source, example.name, "postgres")
+    errors = [d for d in result.diagnostics if d.is_error]
+    if result.sql is None:
+        # nothing approximate: each refusal is a located `unsupported`
+        assert errors and all(d.code == "unsupported" for d in errors), [
+            f"{d.code}: {d.message}" for d in errors
+        ]
+        return
+    load(dsn, source)
+
+
+def test_a_project_built_for_postgres_loads_runtime_first_then_each_module(
+    dsn: str, tmp_path: Path
+) -> None:
+    from pell.cli import main
+
+    shop = Path(__file__).parent.parent / "examples" / "shop"
+    project = tmp_path / "shop"
+    shutil.copytree(shop, project)
+    out = tmp_path / "out"
+    assert main(["build", "--target", "postgres", str(project), "-d", str(out)]) == 0
+    runtime = (out / "pell_runtime.sql").read_text(encoding="utf-8")
+    assert "-- Target: PostgreSQL 15" in runtime and "RETURNS text" in runtime
+    modules = sorted(p for p in out.rglob("*.sql") if p.name != "pell_runtime.sql")
+    assert len(modules) == 3
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(runtime)
+        pending = list(modules)
+        # each module after the modules whose types its signatures use
+        while pending:
+            loaded = []
+            for path in pending:
+                try:
+                    with connection.transaction():
+                        connection.execute(path.read_text(encoding="utf-8"))
+                    loaded.append(path)
+                except psycopg.errors.UndefinedObject:
+                    continue
+            assert loaded, f"no module of {pending} loads"
+            pending = [p for p in pending if p not in loaded]
+        schemas = connection.execute(
+            "select count(*) from information_schema.schemata where schema_name like 'shop_%'"
+        ).fetchone()
+    assert schemas == (3,)

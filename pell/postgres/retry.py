@@ -32,6 +32,13 @@ CONDITIONS: dict[str, tuple[str, ...]] = {
     "snapshot_too_old": ("snapshot_too_old",),
 }
 
+SQLSTATES = {
+    "deadlock_detected": "40P01",
+    "serialization_failure": "40001",
+    "lock_not_available": "55P03",
+    "snapshot_too_old": "72000",
+}
+
 # With no `on`: what a retry can cure. Any other SQLSTATE (constraint, syntax, permission,
 # resource, cancel, internal, pellc's own errors and panics, and codes in no list) is not
 # retried: an allow-list, because retrying what cannot succeed (08006 connection failure,
