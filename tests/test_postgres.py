@@ -427,3 +427,59 @@ def test_a_project_built_for_postgres_loads_runtime_first_then_each_module(
             "select count(*) from information_schema.schemata where schema_name like 'shop_%'"
         ).fetchone()
     assert schemas == (3,)
+
+
+PARAMETERS = """
+module params;
+
+error Busy { id: number }
+
+pub fn swap(inout a: number, inout b: number) {
+    let t = a;
+    a = b;
+    b = t;
+}
+
+pub fn split(total: number, out half: number) -> number {
+    half = total / 2;
+    return total - half;
+}
+
+// the first attempt fails after changing `counter` and `note`: the retry must start from the
+// values the caller passed (a subtransaction's rollback does not restore variables)
+@retry(n = 3, backoff = 1, on = [Busy])
+pub fn bump(inout counter: number, out note: text) -> Result<(), Busy> {
+    let n: number = sql! { select nextval('attempts') }.one();
+    counter = counter + 1;
+    if n == 1 {
+        note = "failed";
+        return Err(Busy { id: n });
+    }
+    if note != None {
+        note = "saw the failed attempt's note";
+        return Ok(());
+    }
+    note = "clean";
+    return Ok(());
+}
+
+pub fn use_them() -> text {
+    var x: number = 1;
+    var y: number = 2;
+    swap(x, y);
+    var h: number = 0;
+    let rest = split(10, h);
+    var c: number = 40;
+    var note: text = None;
+    bump(c, note)?;
+    return "{x} {y} {rest} {h} {c} {note}";
+}
+"""
+
+
+def test_out_and_inout_parameters_come_back_and_a_retry_restores_them(dsn: str) -> None:
+    load(dsn, PARAMETERS, "create sequence attempts;")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        row = connection.execute("select params.use_them()").fetchone()
+    # swapped; 10 split 5 + 5; bumped once from 40 (not twice); note from a clean attempt
+    assert row == ("2 1 5 5 41 clean",)

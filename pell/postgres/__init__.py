@@ -13,7 +13,7 @@ from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic
 from pell.postgres.lower import PgFnLowerer, Unsupported
-from pell.postgres.names import fn_name, schema_of, sql_type
+from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
 
 __all__ = ["lower_module", "runtime_sql"]
@@ -53,12 +53,17 @@ def _record_order(checked: CheckedModule) -> list[str]:
     return ordered
 
 
+_MODES = {"in": "", "out": "OUT ", "inout": "INOUT "}
+
+
 def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
     params = ", ".join(
-        f"{naming.param_name(p.decl.name)} {sql_type(p.type, checked)}" for p in fn.params
+        f"{_MODES[p.decl.mode]}{naming.param_name(p.decl.name)} {sql_type(p.type, checked)}"
+        for p in fn.params
     )
-    if fn.retry is not None and fn.retry.scope == "transaction":
-        # a PROCEDURE: only a procedure may COMMIT; its value is an OUT parameter of the CALL
+    if is_procedure(fn):
+        # a PROCEDURE: only a procedure may COMMIT, and its CALL assigns OUT and INOUT
+        # parameters back; a value is one more OUT parameter
         if fn.is_function:
             result = f"OUT {RESULT_PARAMETER} {sql_type(fn.returns, checked)}"
             params = f"{params}, {result}" if params else result

@@ -18,8 +18,8 @@ from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, quote_text
 from pell.postgres import builtins
-from pell.postgres.names import fn_name, schema_of, sql_type
-from pell.postgres.retry import lower_retry
+from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
+from pell.postgres.retry import RESULT_PARAMETER, lower_retry
 from pell.precedence import (
     ADDITIVE,
     ATOM,
@@ -104,9 +104,10 @@ class PgFnLowerer:
                 raise self.unsupported(f"@{annotation}", decl.name_span)
         if decl.finally_body is not None:
             raise self.unsupported("`finally`", decl.finally_body.span)
+        if is_procedure(self.fn) and self.fn.is_function:
+            # a procedure's value is its OUT parameter: `return v` sets it
+            self.returns_into = RESULT_PARAMETER
         for param in self.fn.params:
-            if param.decl.mode != "in":
-                raise self.unsupported(f"an `{param.decl.mode}` parameter", param.decl.span)
             if isinstance(param.type, t.CursorType):
                 raise self.unsupported("a `cursor<T>` parameter", param.decl.span)
         for symbol in self.analysis.locals:
@@ -223,6 +224,9 @@ class PgFnLowerer:
         if isinstance(expr, ast.Wrap) and expr.kind == "Err":
             self.line(self.raise_statement(expr))
             return
+        if isinstance(expr, ast.Call) and (target := self.callee(expr)) and is_procedure(target):
+            self.lower(expr)  # writes the CALL
+            return
         self.line(f"PERFORM {self.lower(expr)};")
 
     def stmt_if(self, stmt: ast.If) -> None:
@@ -288,10 +292,13 @@ class PgFnLowerer:
         if isinstance(value, ast.Wrap) and value.kind == "Err":
             self.line(self.raise_statement(value))
             return
+        if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
+            self.store(self.returns_into, value, self.fn.returns)
         if self.return_exit:
-            if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
-                self.store(self.returns_into, value, self.fn.returns)
             self.line(f"EXIT {self.return_exit};")
+            return
+        if self.returns_into:
+            self.line("RETURN;")
             return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.line("RETURN;")
@@ -399,8 +406,13 @@ class PgFnLowerer:
 
     def as_text(self, expr: ast.Expr) -> str:
         lowered = self.lower_with_precedence(expr)
-        if t.is_text(self.type_of(expr)):
+        type_ = self.type_of(expr)
+        if t.is_text(type_):
             return lowered[0]
+        if t.is_numeric(type_) and type_ != t.INT:
+            # numeric division keeps 16 decimal places (10 / 2 is 5.0000000000000000);
+            # Oracle's TO_CHAR writes 5
+            return f"trim_scale({lowered[0]})::text"
         return f"{wrap(lowered, ATOM)}::text"
 
     def boollit(self, expr: ast.BoolLit) -> Lowered:
@@ -446,16 +458,14 @@ class PgFnLowerer:
             types = [self.type_of(arg) for arg in expr.args]
             return builtins.lower(self, builtin, args, types, expr.span)
         path = expr.callee.path
+        target = self.callee(expr)
         if len(path) == 1:
             callee = f"{self.schema}.{fn_name(path[0])}"
-            target = self.checked.fns.get(path[0])
         else:
             foreign = self.checked.imports.find(path[0])
-            if foreign is None or foreign.is_stub:
-                raise self.unsupported(f"Oracle's `{expr.callee.text}`", expr.callee.span)
+            assert foreign is not None
             module = foreign.module
             callee = f"{schema_of(module.path, module.chosen_package)}.{fn_name(path[1])}"
-            target = foreign.fn(path[1])
         if target is not None and target.retry is not None and target.retry.scope == "transaction":
             raise self.unsupported(
                 "a call of a transaction-scoped fn (a PROCEDURE that commits, which only a "
@@ -466,7 +476,26 @@ class PgFnLowerer:
         lowered += [
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
         ]
+        if target is not None and is_procedure(target):
+            # CALL assigns OUT and INOUT arguments back; a value comes in one more variable
+            if target.is_function:
+                holder = self.temp(target.returns)
+                lowered.append(holder)
+                self.line(f"CALL {callee}({', '.join(lowered)});")
+                return holder, ATOM
+            self.line(f"CALL {callee}({', '.join(lowered)});")
+            return "", ATOM
         return f"{callee}({', '.join(lowered)})", ATOM
+
+    def callee(self, expr: ast.Call) -> FnInfo | None:
+        """The Pell fn `expr` calls (None: Oracle's, which has no PostgreSQL form here)."""
+        path = expr.callee.path
+        if len(path) == 1:
+            return self.checked.fns.get(path[0])
+        foreign = self.checked.imports.find(path[0])
+        if foreign is None or foreign.is_stub:
+            raise self.unsupported(f"Oracle's `{expr.callee.text}`", expr.callee.span)
+        return foreign.fn(path[1])
 
     def methodcall(self, expr: ast.MethodCall) -> Lowered:
         target_type = self.type_of(expr.target)

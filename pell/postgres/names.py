@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pell import naming
 from pell.checker import types as t
-from pell.checker.model import CheckedModule
+from pell.checker.model import CheckedModule, FnInfo
 
 # Oracle's DATE holds a time to the second: timestamp(0) keeps that; `text` is VARCHAR2(4000)
 # on Oracle, unbounded here; `int` is PLS_INTEGER there, integer here (both 32 bits).
@@ -54,3 +54,12 @@ def sql_type(type_: t.Type, checked: CheckedModule) -> str:
     if isinstance(type_, t.SqlRow):
         return "record"
     raise ValueError(f"no PostgreSQL type for `{type_}`")
+
+
+def is_procedure(fn: FnInfo) -> bool:
+    """A fn PostgreSQL makes a PROCEDURE: one that commits (transaction-scoped retry), or one
+    with `out`/`inout` parameters, which a procedure's CALL assigns back to the caller's
+    variables (a function would return them as a row instead)."""
+    if fn.retry is not None and fn.retry.scope == "transaction":
+        return True
+    return any(p.decl.mode != "in" for p in fn.params)

@@ -85,8 +85,12 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
             f"make_interval(secs => {format_seconds(policy.within_ms)});"
         )
 
+    saved = _saved_parameters(lowerer)
+
     def on_retryable() -> None:
         lowerer.line(f"{attempt} := {attempt} + 1;")
+        for name, copy in saved:
+            lowerer.line(f"{name} := {copy};")
         sleep = sleep_expression(policy)
         exhausted = f"{attempt} >= {policy.attempts}"
         if policy.within_ms is not None:
@@ -124,6 +128,7 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
 
     def loop() -> None:
         lowerer.line("BEGIN")
+        lowerer.indented(lambda: _reset_out_parameters(lowerer))
         lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
         if lowerer.analysis.falls_through:
             lowerer.indented(lambda: lowerer.line("EXIT;"))
@@ -171,8 +176,12 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
         else:
             exhausted += f" OR clock_timestamp() > {deadline}"
 
+    saved = _saved_parameters(lowerer)
+
     def on_retryable() -> None:
         lowerer.line(f"{attempt} := {attempt} + 1;")
+        for name, copy in saved:
+            lowerer.line(f"{name} := {copy};")
         if policy.within_ms is not None and sleep is not None:
             lowerer.line(f"l_pell_sleep := {sleep};")
         lowerer.line(f"IF {exhausted} THEN")
@@ -192,6 +201,7 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
             lowerer.line("ROLLBACK;  -- SET TRANSACTION comes first in a transaction")
             lowerer.line(f"SET TRANSACTION ISOLATION LEVEL {ISOLATION_LEVELS[policy.isolation]};")
         lowerer.line("BEGIN")
+        lowerer.indented(lambda: _reset_out_parameters(lowerer))
         lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
         if lowerer.analysis.falls_through:
             lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
@@ -217,6 +227,28 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
         lowerer.indented(recover)
         lowerer.line("END IF;")
     lowerer.line("COMMIT;")
+
+
+def _saved_parameters(lowerer: PgFnLowerer) -> list[tuple[str, str]]:
+    """(parameter, its copy) for each `inout` parameter, saved before the first attempt: a
+    subtransaction's rollback does not restore variables ("the local variables of the PL/pgSQL
+    function remain as they were when the error occurred"), so each retry restores them."""
+    saved = []
+    for param in lowerer.fn.params:
+        if param.decl.mode == "inout":
+            name = naming.param_name(param.decl.name)
+            copy = naming.saved_param_name(name)
+            lowerer.declarations.append(f"{copy} {lowerer.sql_type(param.type)};")
+            lowerer.line(f"{copy} := {name};")
+            saved.append((name, copy))
+    return saved
+
+
+def _reset_out_parameters(lowerer: PgFnLowerer) -> None:
+    """An attempt must not see what a failed one left in an `out` parameter."""
+    for param in lowerer.fn.params:
+        if param.decl.mode == "out":
+            lowerer.line(f"{naming.param_name(param.decl.name)} := NULL;")
 
 
 def _retried(lowerer: PgFnLowerer, policy: RetryPolicy) -> tuple[list[str], list[str]]:
