@@ -224,7 +224,7 @@ class PgFnLowerer:
         if isinstance(expr, ast.Wrap) and expr.kind == "Err":
             self.line(self.raise_statement(expr))
             return
-        if isinstance(expr, ast.Call) and (target := self.callee(expr)) and is_procedure(target):
+        if isinstance(expr, ast.Call) and (called := self.callee(expr)) and is_procedure(called):
             self.lower(expr)  # writes the CALL
             return
         self.line(f"PERFORM {self.lower(expr)};")
