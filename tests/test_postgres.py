@@ -483,3 +483,52 @@ def test_out_and_inout_parameters_come_back_and_a_retry_restores_them(dsn: str) 
         row = connection.execute("select params.use_them()").fetchone()
     # swapped; 10 split 5 + 5; bumped once from 40 (not twice); note from a clean attempt
     assert row == ("2 1 5 5 41 clean",)
+
+
+OBSERVED = """
+module observed;
+
+error Busy { id: number }
+@panic error Broken { id: number }
+
+// the second attempt sees application_name name the retry; every way out restores it
+@retry(n = 3, backoff = 1, on = [Busy], observe = true)
+pub fn watched(id: number) -> Result<text, Busy | Broken> {
+    let n: number = sql! { select nextval('attempts') }.one();
+    let name: text = sql! { select current_setting('application_name') }.one();
+    if n == 1 {
+        return Err(Busy { id: id });
+    }
+    if id < 0 {
+        return Err(Broken { id: id });
+    }
+    return Ok(name);
+}
+
+@retry(scope = "transaction", n = 3, backoff = 1, on = [Busy], observe = true)
+pub fn watched_transaction(id: number) -> Result<text, Busy> {
+    let n: number = sql! { select nextval('attempts') }.one();
+    let name: text = sql! { select current_setting('application_name') }.one();
+    if n == 1 {
+        return Err(Busy { id: id });
+    }
+    return Ok(name);
+}
+"""
+
+
+def test_observe_names_the_retry_in_application_name_and_restores_it(dsn: str) -> None:
+    load(dsn, OBSERVED, "create sequence attempts;")
+    with psycopg.connect(dsn, autocommit=True, application_name="shop") as connection:
+        assert connection.execute("select observed.watched(1)").fetchone() == (
+            "retry 2/3 watched",
+        )
+        assert connection.execute("show application_name").fetchone() == ("shop",)
+        connection.execute("alter sequence attempts restart")
+        with pytest.raises(psycopg.Error):  # a panic after a retry: not retried, restored
+            connection.execute("select observed.watched(-1)")
+        assert connection.execute("show application_name").fetchone() == ("shop",)
+        connection.execute("alter sequence attempts restart")
+        row = connection.execute("call observed.watched_transaction(1, NULL)").fetchone()
+        assert row == ("retry 2/3 watched_transaction",)
+        assert connection.execute("show application_name").fetchone() == ("shop",)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pell import naming
+from pell.codegen.expressions import quote_text
+from pell.postgres.names import is_procedure
 from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, pell_errors_on
 
 if TYPE_CHECKING:
@@ -67,63 +69,57 @@ RESULT_PARAMETER = "p_pell_result"  # the OUT parameter of a transaction-scoped 
 ATTEMPTS_LABEL = "pell_attempts"
 
 
+APPLICATION = "l_pell_application"  # application_name before the call (observe)
+RESULT_VARIABLE = naming.RESULT_VARIABLE
+
+
 def lower_retry(lowerer: PgFnLowerer) -> None:
     policy = lowerer.fn.retry
     assert policy is not None
     if policy.scope == "transaction":
         lower_transaction_retry(lowerer, policy)
         return
-    if policy.observe:
-        raise lowerer.unsupported("@retry(observe = true)", lowerer.fn.decl.name_span)
     attempt = naming.ATTEMPT_VARIABLE
     lowerer.declarations.append(f"{attempt} integer := 0;")
-    deadline = "l_pell_deadline"
-    if policy.within_ms is not None:
-        lowerer.declarations.append(f"{deadline} timestamptz;")
-        lowerer.line(
-            f"{deadline} := clock_timestamp() + "
-            f"make_interval(secs => {format_seconds(policy.within_ms)});"
-        )
-
+    deadline = _deadline(lowerer, policy)
     saved = _saved_parameters(lowerer)
+    if policy.observe:
+        # every way out restores application_name: a `return` leaves the loop by its label
+        # and returns after it
+        _save_application(lowerer)
+        lowerer.return_exit = ATTEMPTS_LABEL
+        if lowerer.fn.is_function and not lowerer.returns_into:
+            lowerer.declarations.append(
+                f"{RESULT_VARIABLE} {lowerer.sql_type(lowerer.fn.returns)};"
+            )
+            lowerer.returns_into = RESULT_VARIABLE
 
     def on_retryable() -> None:
         lowerer.line(f"{attempt} := {attempt} + 1;")
         for name, copy in saved:
             lowerer.line(f"{name} := {copy};")
-        sleep = sleep_expression(policy)
-        exhausted = f"{attempt} >= {policy.attempts}"
-        if policy.within_ms is not None:
-            if sleep is not None:
-                if "l_pell_sleep numeric;" not in lowerer.declarations:
-                    lowerer.declarations.append("l_pell_sleep numeric;")
-                lowerer.line(f"l_pell_sleep := {sleep};")
-                sleep = "l_pell_sleep"
-                exhausted += (
-                    f" OR clock_timestamp() + make_interval(secs => {sleep}) > {deadline}"
-                )
-            else:
-                exhausted += f" OR clock_timestamp() > {deadline}"
-        lowerer.line(f"IF {exhausted} THEN")
+        sleep = _sleep_and_deadline(lowerer, policy, deadline)
+        lowerer.line(f"IF {_exhausted(policy, deadline, sleep)} THEN")
         lowerer.indented(give_up)
         lowerer.line("END IF;")
+        if policy.observe:
+            _announce_retry(lowerer, policy)
         if sleep is not None:
             lowerer.line(f"PERFORM pg_sleep({sleep});")
 
     def give_up() -> None:
         if policy.recover is None:
-            lowerer.line("RAISE;")
+            lowerer.line("RAISE;")  # the error's rollback restores application_name
             return
-        args = ", ".join(naming.param_name(p.decl.name) for p in lowerer.fn.params)
-        call = f"{lowerer.schema}.{naming.fn_name(policy.recover)}({args})"
-        if lowerer.fn.is_function:
-            lowerer.line(f"RETURN {call};")
-        else:
-            lowerer.line(f"PERFORM {call};")
-            lowerer.line("RETURN;")
+        if policy.observe:
+            _restore_application(lowerer)
+        for line in _recover_call(lowerer, policy):
+            lowerer.line(line)
+        lowerer.line("RETURN;" if not lowerer.fn.is_function or lowerer.returns_into == RESULT_PARAMETER else f"RETURN {RESULT_VARIABLE};")
 
     conditions, errors = _retried(lowerer, policy)
-
+    if policy.observe:
+        lowerer.line(f"<<{ATTEMPTS_LABEL}>>")
     lowerer.line("LOOP")
 
     def loop() -> None:
@@ -131,11 +127,93 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
         lowerer.indented(lambda: _reset_out_parameters(lowerer))
         lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
         if lowerer.analysis.falls_through:
-            lowerer.indented(lambda: lowerer.line("EXIT;"))
+            leave = f"EXIT {ATTEMPTS_LABEL};" if policy.observe else "EXIT;"
+            lowerer.indented(lambda: lowerer.line(leave))
         _handlers(lowerer, conditions, errors, on_retryable)
 
     lowerer.indented(loop)
     lowerer.line("END LOOP;")
+    if policy.observe:
+        _restore_application(lowerer)
+        if lowerer.fn.is_function and lowerer.returns_into == RESULT_VARIABLE:
+            lowerer.line(f"RETURN {RESULT_VARIABLE};")
+
+
+def _deadline(lowerer: PgFnLowerer, policy: RetryPolicy) -> str | None:
+    if policy.within_ms is None:
+        return None
+    deadline = "l_pell_deadline"
+    lowerer.declarations.append(f"{deadline} timestamptz;")
+    lowerer.line(
+        f"{deadline} := clock_timestamp() + "
+        f"make_interval(secs => {format_seconds(policy.within_ms)});"
+    )
+    return deadline
+
+
+def _sleep_and_deadline(
+    lowerer: PgFnLowerer, policy: RetryPolicy, deadline: str | None
+) -> str | None:
+    """The sleep after this failure, computed once into a variable when a deadline must
+    compare with it."""
+    sleep = sleep_expression(policy)
+    if deadline is None or sleep is None:
+        return sleep
+    if "l_pell_sleep numeric;" not in lowerer.declarations:
+        lowerer.declarations.append("l_pell_sleep numeric;")
+    lowerer.line(f"l_pell_sleep := {sleep};")
+    return "l_pell_sleep"
+
+
+def _exhausted(policy: RetryPolicy, deadline: str | None, sleep: str | None) -> str:
+    """Out of attempts, or (with `within`) the next sleep would pass the deadline."""
+    exhausted = f"{naming.ATTEMPT_VARIABLE} >= {policy.attempts}"
+    if deadline is not None and sleep is not None:
+        exhausted += f" OR clock_timestamp() + make_interval(secs => {sleep}) > {deadline}"
+    elif deadline is not None:
+        exhausted += f" OR clock_timestamp() > {deadline}"
+    return exhausted
+
+
+def _recover_call(lowerer: PgFnLowerer, policy: RetryPolicy) -> list[str]:
+    """`recover`, called with the fn's arguments; its value into the fn's result."""
+    assert policy.recover is not None
+    recover = lowerer.checked.fns[policy.recover]
+    args = [naming.param_name(p.decl.name) for p in lowerer.fn.params]
+    call = f"{lowerer.schema}.{naming.fn_name(policy.recover)}"
+    result = lowerer.returns_into or RESULT_VARIABLE
+    if lowerer.fn.is_function and result == RESULT_VARIABLE and not lowerer.returns_into:
+        lowerer.declarations.append(f"{RESULT_VARIABLE} {lowerer.sql_type(lowerer.fn.returns)};")
+    if is_procedure(recover):
+        if recover.is_function:
+            args.append(result)
+        return [f"CALL {call}({', '.join(args)});"]
+    if lowerer.fn.is_function:
+        return [f"{result} := {call}({', '.join(args)});"]
+    return [f"PERFORM {call}({', '.join(args)});"]
+
+
+def _save_application(lowerer: PgFnLowerer) -> None:
+    lowerer.declarations.append(f"{APPLICATION} text;")
+    lowerer.line(f"{APPLICATION} := current_setting('application_name');")
+
+
+def _restore_application(lowerer: PgFnLowerer) -> None:
+    """On the ways out without an error. An error needs none: "The effects of SET or SET LOCAL
+    are also canceled by rolling back to a savepoint that is earlier than the command", and by
+    the rollback of the transaction (PostgreSQL 15 docs, SET), and set_config(..., false) is
+    SET: whoever stops the error rolls back past this call's settings."""
+    lowerer.line(f"PERFORM set_config('application_name', {APPLICATION}, false);")
+
+
+def _announce_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
+    """application_name says which attempt runs, as V$SESSION's ACTION does on Oracle
+    (pg_stat_activity shows it; NAMEDATALEN - 1 = 63 bytes are kept)."""
+    label = f"/{policy.attempts} {lowerer.fn.decl.name}"
+    lowerer.line(
+        "PERFORM set_config('application_name', left(concat('retry ', "
+        f"{naming.ATTEMPT_VARIABLE} + 1, {quote_text(label)}), 63), false);"
+    )
 
 
 def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
@@ -150,41 +228,29 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     client's transaction block, the procedure's COMMIT fails (invalid_transaction_termination):
     it refuses to run inside a caller's transaction, as on Oracle.
     """
-    if policy.observe:
-        raise lowerer.unsupported("@retry(observe = true)", lowerer.fn.decl.name_span)
     attempt = naming.ATTEMPT_VARIABLE
     lowerer.declarations.append(f"{attempt} integer := 0;")
     recovering = "l_pell_recover"
     if policy.recover is not None:
         lowerer.declarations.append(f"{recovering} boolean := FALSE;")
-    deadline = "l_pell_deadline"
-    if policy.within_ms is not None:
-        lowerer.declarations.append(f"{deadline} timestamptz;")
-        lowerer.line(
-            f"{deadline} := clock_timestamp() + "
-            f"make_interval(secs => {format_seconds(policy.within_ms)});"
-        )
+    deadline = _deadline(lowerer, policy)
     lowerer.returns_into = RESULT_PARAMETER if lowerer.fn.is_function else ""
     lowerer.return_exit = ATTEMPTS_LABEL
-
-    sleep = sleep_expression(policy)
-    exhausted = f"{attempt} >= {policy.attempts}"
-    if policy.within_ms is not None:
-        if sleep is not None:
-            lowerer.declarations.append("l_pell_sleep numeric;")
-            exhausted += f" OR clock_timestamp() + make_interval(secs => l_pell_sleep) > {deadline}"
-        else:
-            exhausted += f" OR clock_timestamp() > {deadline}"
-
     saved = _saved_parameters(lowerer)
+    if policy.observe:
+        _save_application(lowerer)
+    sleep = sleep_expression(policy)
+    if deadline is not None and sleep is not None:
+        lowerer.declarations.append("l_pell_sleep numeric;")
 
     def on_retryable() -> None:
         lowerer.line(f"{attempt} := {attempt} + 1;")
         for name, copy in saved:
             lowerer.line(f"{name} := {copy};")
-        if policy.within_ms is not None and sleep is not None:
+        if deadline is not None and sleep is not None:
             lowerer.line(f"l_pell_sleep := {sleep};")
-        lowerer.line(f"IF {exhausted} THEN")
+        waited = "l_pell_sleep" if deadline is not None and sleep is not None else sleep
+        lowerer.line(f"IF {_exhausted(policy, deadline, waited)} THEN")
         if policy.recover is None:
             lowerer.indented(lambda: lowerer.line("RAISE;"))
         else:
@@ -207,25 +273,28 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
             lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
         _handlers(lowerer, conditions, errors, on_retryable)
         lowerer.line("ROLLBACK;  -- the failed attempt's transaction: its locks and snapshot")
+        if policy.observe:
+            # after the ROLLBACK, which would undo a setting made before it; an error that
+            # ends the call rolls back the transaction holding this, restoring the old name
+            _announce_retry(lowerer, policy)
         if sleep is not None:
-            lowerer.line(f"PERFORM pg_sleep({'l_pell_sleep' if policy.within_ms is not None else sleep});")
+            waited = "l_pell_sleep" if deadline is not None else sleep
+            lowerer.line(f"PERFORM pg_sleep({waited});")
 
     lowerer.indented(loop)
     lowerer.line("END LOOP;")
     if policy.recover is not None:
-        args = ", ".join(naming.param_name(p.decl.name) for p in lowerer.fn.params)
-        call = f"{lowerer.schema}.{naming.fn_name(policy.recover)}({args})"
         lowerer.line(f"IF {recovering} THEN")
 
         def recover() -> None:
             lowerer.line("ROLLBACK;")
-            if lowerer.fn.is_function:
-                lowerer.line(f"{RESULT_PARAMETER} := {call};")
-            else:
-                lowerer.line(f"PERFORM {call};")
+            for line in _recover_call(lowerer, policy):
+                lowerer.line(line)
 
         lowerer.indented(recover)
         lowerer.line("END IF;")
+    if policy.observe:
+        _restore_application(lowerer)
     lowerer.line("COMMIT;")
 
 
@@ -277,6 +346,10 @@ def _handlers(
     if conditions:
         lowerer.indented(lambda: lowerer.line(f"WHEN {' OR '.join(conditions)} THEN"))
         lowerer.indented(lambda: lowerer.indented(on_retryable))
+
+    def not_retried() -> None:
+        lowerer.line("RAISE;")
+
     if errors:
 
         def pell_errors() -> None:
@@ -284,7 +357,7 @@ def _handlers(
             lowerer.indented(
                 lambda: lowerer.line(f"IF SQLSTATE <> ALL (ARRAY[{', '.join(errors)}]) THEN")
             )
-            lowerer.indented(lambda: lowerer.indented(lambda: lowerer.line("RAISE;")))
+            lowerer.indented(lambda: lowerer.indented(not_retried))
             lowerer.indented(lambda: lowerer.line("END IF;"))
             lowerer.indented(on_retryable)
 
