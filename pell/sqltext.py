@@ -236,11 +236,26 @@ def tables_named(sql: str) -> list[tuple[str | None, str, int]]:
     except SqlTextError:
         return []
     found: list[tuple[str | None, str, int]] = []
+    # the FROM of EXTRACT(YEAR FROM d) and TRIM(c FROM s) names a value, not a table: the
+    # parenthesis depths at which such a call is open
+    value_froms: list[int] = []
+    depth = 0
     index = 0
     while index < len(tokens):
-        word = tokens[index].text.lower()
+        token = tokens[index]
+        word = token.text.lower()
         index += 1
-        if word not in _TABLE_KEYWORDS:
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            if index >= 2 and tokens[index - 2].text.lower() in ("extract", "trim"):
+                value_froms.append(depth)
+            continue
+        if token.token_type == TokenType.R_PAREN:
+            if value_froms and value_froms[-1] == depth:
+                value_froms.pop()
+            depth -= 1
+            continue
+        if word not in _TABLE_KEYWORDS or (word == "from" and value_froms and value_froms[-1] == depth):
             continue
         while index < len(tokens) and _IDENTIFIER.match(tokens[index].text):
             if tokens[index].text.lower() in _TABLE_KEYWORDS | {"select", "where", "set"}:

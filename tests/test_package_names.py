@@ -87,3 +87,20 @@ def test_a_bad_package_name_is_an_error_at_the_annotation() -> None:
         assert "[annotation-argument]" in rendered
     sql, rendered = _rendered('@stub\n@package("x")\nmodule dbms_x;\n\npub fn f();\n')
     assert "a stub's package is the Oracle package of its module name" in rendered
+
+
+def test_the_from_of_extract_and_trim_names_a_value_not_a_table() -> None:
+    source = """module hired;
+
+pub fn year_of() -> number {
+    return sql! { select extract(year from hired) + length(trim(' ' from hired)) from people }.one();
+}
+
+pub fn from_table() -> number {
+    return sql! { select count(*) from (select extract(year from d) y from hired) }.one();
+}
+"""
+    result = compile_source(source, "hired.pell")
+    clashes = [d for d in result.diagnostics if d.code == "package-clash"]
+    # only the real table, in the second fn's subquery
+    assert [result.source.line_col(d.span.start)[0] for d in clashes] == [8]
