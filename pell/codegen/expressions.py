@@ -119,6 +119,10 @@ class ExpressionLowerer:
         lowered = self.lower_with_precedence(expr)
         if t.is_text(type_):
             return lowered
+        if isinstance(type_, t.NullType):
+            # no value is no text; TO_CHAR(NULL) would leave PL/SQL to choose among TO_CHAR's
+            # overloads
+            return "NULL", ATOM
         if type_ == t.BOOL:
             return (
                 f"CASE WHEN {lowered[0]} THEN 'true' WHEN NOT {wrap(lowered, NOT + 1)} THEN 'false' END",
