@@ -532,3 +532,33 @@ def test_observe_names_the_retry_in_application_name_and_restores_it(dsn: str) -
         row = connection.execute("call observed.watched_transaction(1, NULL)").fetchone()
         assert row == ("retry 2/3 watched_transaction",)
         assert connection.execute("show application_name").fetchone() == ("shop",)
+
+
+PIPELINED = """
+module feeds;
+
+pub record Price { sym: text, amount: number }
+
+@pipelined
+pub fn doubled(rows: cursor<Price>, limit: int) -> stream<Price> {
+    var n: int = 0;
+    for r in rows {
+        if n >= limit {
+            return;
+        }
+        n = n + 1;
+        yield Price { sym: r.sym, amount: r.amount * 2 };
+    }
+}
+"""
+
+
+def test_a_pipelined_fn_reads_a_cursor_and_returns_its_rows(dsn: str) -> None:
+    load(dsn, PIPELINED)
+    with psycopg.connect(dsn) as connection:  # a cursor lives in its transaction
+        connection.execute(
+            "declare prices cursor for "
+            "select * from (values ('a', 1), ('b', 2.5), ('c', 4)) v(sym, amount) order by sym"
+        )
+        rows = connection.execute("select * from feeds.doubled('prices', 2)").fetchall()
+    assert rows == [("a", 2), ("b", 5)]

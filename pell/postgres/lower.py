@@ -107,9 +107,6 @@ class PgFnLowerer:
         if is_procedure(self.fn) and self.fn.is_function:
             # a procedure's value is its OUT parameter: `return v` sets it
             self.returns_into = RESULT_PARAMETER
-        for param in self.fn.params:
-            if isinstance(param.type, t.CursorType):
-                raise self.unsupported("a `cursor<T>` parameter", param.decl.span)
         for symbol in self.analysis.locals:
             initial = " := '{}'" if isinstance(symbol.type, t.ListType) else ""
             self.declarations.append(
@@ -276,6 +273,16 @@ class PgFnLowerer:
             self.line(f"FOR {variable.plsql} IN {_indent_more(self.sql_text(chain[0]))} LOOP")
         elif isinstance(self.type_of(source), t.ListType):
             self.line(f"FOREACH {variable.plsql} IN ARRAY {self.lower(source)} LOOP")
+        elif isinstance(self.type_of(source), t.CursorType):
+            # a refcursor the caller opened: FETCH until none is left, then CLOSE
+            cursor = self.lower(source)
+            self.line("LOOP")
+            self.indented(lambda: self.line(f"FETCH {cursor} INTO {variable.plsql};"))
+            self.indented(lambda: self.line("EXIT WHEN NOT FOUND;"))
+            self.nested(stmt.body)
+            self.line("END LOOP;")
+            self.line(f"CLOSE {cursor};")
+            return
         else:
             raise self.unsupported("a `for` over this source", source.span)
         self.nested(stmt.body)

@@ -53,6 +53,8 @@ def sql_type(type_: t.Type, checked: CheckedModule) -> str:
         return f"{type_.column}%TYPE"
     if isinstance(type_, t.SqlRow):
         return "record"
+    if isinstance(type_, t.CursorType):
+        return "refcursor"
     raise ValueError(f"no PostgreSQL type for `{type_}`")
 
 
