@@ -562,3 +562,58 @@ def test_a_pipelined_fn_reads_a_cursor_and_returns_its_rows(dsn: str) -> None:
         )
         rows = connection.execute("select * from feeds.doubled('prices', 2)").fetchall()
     assert rows == [("a", 2), ("b", 5)]
+
+
+FINALLY = """
+module exports;
+
+error Empty { day: number }
+
+// the lock row is released on every way out: a return, the end, an error
+pub fn export(day: number) -> Result<number, Empty> {
+    sql! { update locks set holder = 'export' where name = 'daily' };
+    let n: number = sql! { select count(*) from items where day = :day }.one();
+    if n == 0 {
+        return Err(Empty { day: day });
+    }
+    if n > 2 {
+        return Ok(2);
+    }
+    sql! { insert into runs values (:day, :n) };
+    return Ok(n);
+} finally {
+    sql! { update locks set holder = null, released = released + 1 where name = 'daily' };
+    // a sequence is not rolled back: it shows the cleanup ran on the error path too
+    let c: number = sql! { select nextval('cleanups') }.one();
+}
+"""
+
+FINALLY_SETUP = """
+create table locks (name text primary key, holder text, released int not null default 0);
+insert into locks (name) values ('daily');
+create table items (day numeric);
+insert into items values (1), (2), (2), (3), (3), (3);
+create table runs (day numeric, n numeric);
+create sequence cleanups;
+"""
+
+
+def test_finally_runs_once_on_every_way_out(dsn: str) -> None:
+    load(dsn, FINALLY, FINALLY_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def state() -> tuple[object, ...] | None:
+            return connection.execute(
+                "select holder, released, (select last_value from cleanups) from locks"
+            ).fetchone()
+
+        assert connection.execute("select exports.export(2)").fetchone() == (2,)
+        assert state() == (None, 1, 1)
+        assert connection.execute("select exports.export(3)").fetchone() == (2,)  # early return
+        assert state() == (None, 2, 2)
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select exports.export(9)")
+        assert raised.value.sqlstate == "PE100"
+        # the cleanup ran once more; its update went with the failed call's rollback
+        assert state() == (None, 2, 3)
+        assert connection.execute("select count(*) from runs").fetchone() == (1,)

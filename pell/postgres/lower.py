@@ -102,8 +102,6 @@ class PgFnLowerer:
         for annotation in ("autonomous", "result_cache", "udf"):
             if annotation in names:
                 raise self.unsupported(f"@{annotation}", decl.name_span)
-        if decl.finally_body is not None:
-            raise self.unsupported("`finally`", decl.finally_body.span)
         if is_procedure(self.fn) and self.fn.is_function:
             # a procedure's value is its OUT parameter: `return v` sets it
             self.returns_into = RESULT_PARAMETER
@@ -114,12 +112,36 @@ class PgFnLowerer:
             )
         if self.fn.retry is not None:
             lower_retry(self)
+        elif decl.finally_body is not None:
+            self.with_finally(decl.body, decl.finally_body)
         else:
             self.block(decl.body)
         if self.analysis.falls_through and self.fn.pipelined:
             self.line("RETURN;")
         declare = ["DECLARE", *(INDENT + d for d in self.declarations)] if self.declarations else []
         return "\n".join([*declare, "BEGIN", *self.lines, "END;"])
+
+    def with_finally(self, body: ast.Block, cleanup: ast.Block) -> None:
+        """The body in a labelled block; the cleanup once after it, and once before an error
+        goes on. A `return` stores its value and leaves the block by its label, so that the
+        cleanup runs first. The handler makes the block a subtransaction: when an error ends
+        the body, its changes are rolled back before the cleanup runs (on Oracle they stay
+        until the caller's rollback); the error goes on either way."""
+        label = "pell_body"
+        self.return_exit = label
+        if self.fn.is_function and not self.returns_into:
+            self.declarations.append(f"{naming.RESULT_VARIABLE} {self.sql_type(self.fn.returns)};")
+            self.returns_into = naming.RESULT_VARIABLE
+        self.line(f"<<{label}>>")
+        self.line("BEGIN")
+        self.nested(body)
+        self.line("EXCEPTION WHEN OTHERS THEN")
+        self.indented(lambda: self.block(cleanup))
+        self.indented(lambda: self.line("RAISE;"))
+        self.line("END;")
+        self.block(cleanup)
+        if self.returns_into == naming.RESULT_VARIABLE:
+            self.line(f"RETURN {naming.RESULT_VARIABLE};")
 
     # -- statements
 
@@ -416,7 +438,7 @@ class PgFnLowerer:
         type_ = self.type_of(expr)
         if t.is_text(type_):
             return lowered[0]
-        if t.is_numeric(type_) and type_ != t.INT:
+        if t.family(type_) == "numeric" and type_ != t.INT:
             # numeric division keeps 16 decimal places (10 / 2 is 5.0000000000000000);
             # Oracle's TO_CHAR writes 5
             return f"trim_scale({lowered[0]})::text"
