@@ -402,7 +402,7 @@ def build_tree(
             entries[key] = {**old, "path": ref}  # until this module's new output is written
         outcome.status = "compiled"
 
-    across = project_findings([module_facts for _, module_facts in facts])
+    across = project_findings([module_facts for _, module_facts in facts], target)
     for outcome, module_facts in facts:
         found = project.config.settle(across.get(module_facts.name, []))
         if not found:

@@ -422,7 +422,7 @@ def _check(args: argparse.Namespace) -> int:
             quiet = compile_source(file.source.text, file.path.name, args.target, project.index)
         if quiet.retry_facts is not None:
             facts.append(quiet.retry_facts)
-    across = project_findings(facts) if len(facts) > 1 else {}
+    across = project_findings(facts, args.target) if len(facts) > 1 else {}
     for path, text, result in compiled:
         diagnostics = list(result.diagnostics)
         if result.retry_facts is not None:

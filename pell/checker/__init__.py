@@ -15,7 +15,7 @@ from pell.checker.annotations import (
 from pell.checker.bodies import check_fn_body
 from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
-from pell.checker.retry_safety import check_retry_safety
+from pell.checker.retry_safety import check_retry_safety, for_target
 from pell.checker.stubs import check_module_annotations, check_stub_items
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 from pell.naming import TRANSACTION_OPEN, exception_name
@@ -482,17 +482,7 @@ def check(
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics)
     facts = check_retry_safety(checked, diagnostics)
-    if target == "postgres":
-        # Oracle's rules, not PostgreSQL's (docs/postgres.md): there a subtransaction's rollback
-        # releases the sessions waiting on it, so a savepoint-scoped retry does cure a
-        # deadlock, and a retry with no `on` retries transient SQLSTATEs only, not the fn's
-        # own errors
-        diagnostics = [d for d in diagnostics if d.code not in ORACLE_ONLY_FINDINGS]
-    return dataclasses.replace(checked, retry_facts=facts), diagnostics
-
-
-# package-clash: ORA-00955; a PostgreSQL schema and a table may share a name
-ORACLE_ONLY_FINDINGS = ("retry-deadlock-scope", "retry-own-error", "package-clash")
+    return dataclasses.replace(checked, retry_facts=facts), for_target(diagnostics, target)
 
 
 def declare(module: ast.Module, index: ModuleIndex | None) -> CheckedModule:

@@ -374,7 +374,26 @@ def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) ->
     return facts
 
 
-def project_findings(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
+# Findings that rest on Oracle's rules, not PostgreSQL's (docs/postgres.md): a subtransaction's
+# rollback there releases the sessions waiting on it (a savepoint-scoped retry cures a
+# deadlock); a retry with no `on` retries transient SQLSTATEs only, not the fn's own errors;
+# each retried call has an anonymous subtransaction (recursion moves no savepoint); a schema
+# and a table may share a name (no ORA-00955).
+ORACLE_ONLY_FINDINGS = frozenset(
+    {"retry-deadlock-scope", "retry-own-error", "retry-recursion", "package-clash"}
+)
+
+
+def for_target(diagnostics: list[Diagnostic], target: str) -> list[Diagnostic]:
+    """The findings that hold for `target`."""
+    if target != "postgres":
+        return diagnostics
+    return [d for d in diagnostics if d.code not in ORACLE_ONLY_FINDINGS]
+
+
+def project_findings(
+    modules: list[ModuleFacts], target: str = "23ai"
+) -> dict[str, list[Diagnostic]]:
     """The diagnostics that only the whole build can see: each module's findings through calls
     into the other modules, less what the module found on its own."""
     graph = RetryGraph(modules)
@@ -388,7 +407,9 @@ def project_findings(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
         if not any(outgoing):
             continue  # no call leaves the module: it found all of its findings on its own
         alone = set(retry_findings(RetryGraph([module]), module.name))
-        extra = [d for d in retry_findings(graph, module.name) if d not in alone]
+        extra = for_target(
+            [d for d in retry_findings(graph, module.name) if d not in alone], target
+        )
         if extra:
             found[module.name] = extra
     return found
