@@ -5,6 +5,7 @@ code generation and the runtime package use it, so it lives here, below both."""
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,11 +23,29 @@ def resource_dir(name: str) -> Path:
     raise FileNotFoundError(f"pellc is installed without its {name}/ folder")
 
 
+def cache_dir() -> Path:
+    """pellc's directory in the user's cache: the analysed grammar, compiled templates."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pellc"
+
+
 @functools.cache
 def template_environment() -> jinja2.Environment:
-    """The templates with StrictUndefined, no autoescaping, and whitespace kept as written."""
+    """The templates with StrictUndefined, no autoescaping, and whitespace kept as written.
+
+    Compiled templates are kept in the user's cache (Jinja's bytecode cache: keyed by the
+    template's name and path, checked against its source, written to a temporary file and
+    renamed), so a run does not compile them again; without a writable cache they are
+    compiled in memory as before."""
     import jinja2  # imported when first used: `pellc --version` stays quick
 
+    directory = cache_dir() / f"templates-jinja{jinja2.__version__}"
+    bytecode_cache: jinja2.BytecodeCache | None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        bytecode_cache = jinja2.FileSystemBytecodeCache(str(directory))
+    except OSError:
+        bytecode_cache = None
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
         undefined=jinja2.StrictUndefined,
@@ -34,4 +53,5 @@ def template_environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         autoescape=False,
+        bytecode_cache=bytecode_cache,
     )

@@ -232,16 +232,33 @@ def test_output_is_byte_identical_across_hash_seeds_and_directories(tmp_path: Pa
     assert len(outputs[0]) >= 9
 
 
-def test_grammar_cache_is_written_once_and_survives_a_read_only_directory(tmp_path: Path) -> None:
-    script = "import pell; assert pell.compile_source('module m;', 'm.pell').sql"
+def test_grammar_and_template_caches_are_written_once_and_survive_a_read_only_directory(
+    tmp_path: Path,
+) -> None:
+    source = (EXAMPLES / "orders.pell").read_text(encoding="utf-8")
+    script = (
+        "import sys, pell; "
+        "sys.stdout.write(pell.compile_source(sys.stdin.read(), 'orders.pell').sql or '')"
+    )
     cache_home = tmp_path / "cache"
-    for _ in range(2):
+    outputs = []
+    for _ in range(2):  # the first run fills the caches, the second reads them
         env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
-        subprocess.run([sys.executable, "-c", script], env=env, check=True)
-    files = sorted(p.name for p in (cache_home / "pellc").iterdir())
-    assert len(files) == 1 and files[0].startswith("grammar-") and files[0].endswith(".cache")
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, input=source, capture_output=True,
+            text=True, check=True,
+        )  # fmt: skip
+        outputs.append(done.stdout)
+    entries = sorted((cache_home / "pellc").iterdir())
+    assert [p.name.split("-")[0] for p in entries] == ["grammar", "templates"]
+    assert entries[0].name.endswith(".cache")
+    assert {p.suffix for p in entries[1].iterdir()} == {".cache"}  # compiled templates
     read_only = {**os.environ, "XDG_CACHE_HOME": "/proc/pellc-cannot-write-here"}
-    subprocess.run([sys.executable, "-c", script], env=read_only, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=read_only, input=source, capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    assert outputs[0] == outputs[1] == done.stdout and "PACKAGE BODY orders" in done.stdout
 
 
 def test_threads_compiling_at_once_get_what_one_thread_gets() -> None:
