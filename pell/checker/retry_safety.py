@@ -247,7 +247,9 @@ def _repeated_by_attempts(
     return found
 
 
-def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]:
+def _direct_side_effects(
+    fn: FnInfo, checked: CheckedModule, sequences: set[str]
+) -> list[Diagnostic]:
     """Calls and values a rollback cannot undo, and retries inside retries, in a retried body."""
     assert fn.retry is not None and fn.retry_annotation is not None
     at_retry = Note(f"`{fn.decl.name}` is retried here", fn.retry_annotation.span)
@@ -265,7 +267,6 @@ def _direct_side_effects(fn: FnInfo, checked: CheckedModule) -> list[Diagnostic]
             "take the value in the caller and pass it in, if gaps matter",
         )
 
-    sequences = {i.name for i in checked.module.items if isinstance(i, ast.Sequence)}
     for node in ast.walk(fn.decl.body):
         if (
             isinstance(node, ast.FieldAccess)
@@ -366,9 +367,11 @@ def _own_errors_retried(
 def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) -> ModuleFacts:
     """The module's own retry-safety diagnostics; returns its facts for project-wide checks."""
     facts, own = module_facts(checked)
+    # the module's sequences, once: per retried fn this walked every item (quadratic)
+    sequences = {i.name for i in checked.module.items if isinstance(i, ast.Sequence)}
     for fn in checked.fns.values():
         if fn.retry is not None and fn.retry_annotation is not None:
-            diagnostics += _direct_side_effects(fn, checked)
+            diagnostics += _direct_side_effects(fn, checked, sequences)
     diagnostics += _own_errors_retried(checked, facts, own)
     diagnostics += retry_findings(RetryGraph([facts]), facts.name)
     return facts
