@@ -1,13 +1,16 @@
-"""pellc against the public pell 0.1.0 on the same synthetic modules.
+"""pellc against the public pell 0.1.0 on the same synthetic modules and projects.
 
-    python bench/compare.py [--runs 5]
+    python bench/compare.py [--runs 5] [--modules 400]
 
 Installs pell==0.1.0 and this working tree's pellc into two temporary venvs (both by pip, so
 both run from compiled bytecode, as users run them), writes modules of N fns in five shapes both
 compilers accept (bench/synthetic.py), and times both on each, alternating runs, reporting
 medians, the ratio and peak memory (max RSS of the compiler process); then the scaling table
-(N = 250, 1000, 4000, 8000) and the start-up time on a one-fn file. Prints Markdown for
-docs/benchmarks.md. Measured here, never asserted in a timed test.
+(N = 250, 1000, 4000, 8000) and the start-up time on a one-fn file; then a project of
+`--modules` modules of 5 fns (bench/synthetic.py `project_module`) built into an empty
+directory, and built again after one module changed (pell 0.1 has no incremental build, so
+it compiles every module again). Prints Markdown for docs/benchmarks.md. Measured here, never
+asserted in a timed test.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import venv
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from synthetic import module
+from synthetic import module, project_module
 
 
 def run(command: list[str]) -> tuple[float, int]:
@@ -63,6 +66,7 @@ def install(environment: Path, requirement: str) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--modules", type=int, default=400)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as work_dir:
         work = Path(work_dir)
@@ -114,6 +118,52 @@ def main() -> None:
         print("|---|---|")
         for name, (seconds, _) in startup.items():
             print(f"| {name} | {seconds:.3f} |")
+        project_shapes(work, pellc, pell, args.modules, args.runs)
+
+
+def project_shapes(work: Path, pellc: Path, pell: Path, modules: int, runs: int) -> None:
+    """A project built from scratch, and built again after one module changed."""
+    source = work / "project"
+    source.mkdir()
+    for index in range(modules):
+        (source / f"m{index}.pell").write_text(project_module(index, 5), encoding="utf-8")
+    outputs = {"pellc": work / "out-pellc", "pell 0.1": work / "out-pell"}
+    builds = {
+        "pellc": f"{pellc} build {source} -d {outputs['pellc']}",
+        "pell 0.1": f"{pell} build {source} -d {outputs['pell 0.1']}",
+    }
+    scratch = {
+        name: ["sh", "-c", f"rm -rf {outputs[name]} && {build} > /dev/null 2>&1"]
+        for name, build in builds.items()
+    }
+    result = measure(scratch, runs)
+    print()
+    print(f"### A project of {modules} modules (5 fns each), median of {runs} alternating runs")
+    print()
+    print("| compiler | from scratch (s) | peak memory (MB) |")
+    print("|---|---|---|")
+    for name, (seconds, rss) in result.items():
+        print(f"| {name} | {seconds:.3f} | {rss / 1024:.0f} |")
+    ratio = result["pell 0.1"][0] / result["pellc"][0]
+    print()
+    print(f"from scratch: pellc / pell 0.1 speed: {ratio:.2f}x")
+    # one module changed before each build: a comment appended, so its text (and hash) moves
+    changed = source / f"m{modules // 2}.pell"
+    again = {
+        name: ["sh", "-c", f"echo '// edit' >> {changed} && {build} > /dev/null 2>&1"]
+        for name, build in builds.items()
+    }
+    for command in again.values():
+        run(command)  # both output directories complete and current
+    result = measure(again, runs)
+    print()
+    print("| compiler | rebuilt after one module changed (s) |")
+    print("|---|---|")
+    for name, (seconds, _) in result.items():
+        print(f"| {name} | {seconds:.3f} |")
+    ratio = result["pell 0.1"][0] / result["pellc"][0]
+    print()
+    print(f"one module changed: pellc / pell 0.1 speed: {ratio:.2f}x")
 
 
 if __name__ == "__main__":

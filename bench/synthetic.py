@@ -66,3 +66,29 @@ def module(fns: int) -> str:
     for index in range(fns):
         parts.append(SHAPES[index % len(SHAPES)].format(i=index))
     return "".join(parts)
+
+
+PROJECT_HEADER = """module bench.m{index};
+
+import dbms_output;
+
+pub record Item {{ id: number, name: text, qty: number }}
+"""
+
+PROJECT_ERRORS = """pub error ItemNotFound {{ id: number }}
+pub error TooMany {{ id: number, qty: number }}
+"""
+
+
+def project_module(index: int, fns: int) -> str:
+    """Module `index` of a project: `fns` fns cycling through the shapes. One module in eight
+    declares the two errors (and has the shapes that raise them), so that a project of 400
+    modules stays within the 100 codes of the default error category."""
+    with_errors = index % 8 == 0
+    shapes = SHAPES if with_errors else (SHAPES[0], SHAPES[2], SHAPES[4])
+    parts = [PROJECT_HEADER.format(index=index)]
+    if with_errors:
+        parts.append(PROJECT_ERRORS.format())
+    for fn in range(fns):
+        parts.append(shapes[fn % len(shapes)].format(i=fn))
+    return "".join(parts)
