@@ -4,9 +4,11 @@
 
 Imports are timed in a fresh interpreter each, in the order a build needs them. The stages
 are timed in this process after a warm-up compile, with the cycle collector paused as
-`compile_source` pauses it, as medians of `--runs`: lark's lexer and LALR loop alone (no
-callbacks), the same with pellc's AST callbacks, the nesting check, the checker and code
-generation. Measured here, never asserted in a timed test.
+`compile_source` pauses it, as medians of `--runs`: pellc's lexer (pell/lexer.py) and lark's
+LALR loop alone (no callbacks), the same with pellc's AST callbacks, lark's own contextual
+lexer and the LALR loop, the LALR loop fed tokens lexed beforehand (what the first and the
+third take beyond it is their lexers'), the nesting check, the checker and code generation.
+Measured here, never asserted in a timed test.
 
 Run it with a Python that has pellc installed by pip, as users have it: from an editable
 install, with PYTHONDONTWRITEBYTECODE set, every start compiles pellc's modules afresh.
@@ -20,7 +22,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -74,7 +76,7 @@ def main() -> None:
     import pell
     from pell import ast, syntax
     from pell.checker import check
-    from pell.codegen import generate
+    from pell.codegen import header, lower, print_module
 
     print("| import | seconds |")
     print("|---|---|")
@@ -86,10 +88,29 @@ def main() -> None:
     lark_parser = syntax.grammar_parser()
     gc.disable()
 
-    def lark_alone() -> object:
+    # pellc lexes with pell.lexer.FastLexer, lark's contextual lexer sped up; lark's own is
+    # timed too, and the LALR loop alone, fed tokens lexed beforehand
+    fast_lexer = lark_parser.parser.lexer
+    contextual_lexer = getattr(fast_lexer, "contextual", fast_lexer)
+    tokens: list[object] = []
+
+    class Replay:
+        def lex(self, lexer_state: object, parser_state: object) -> Iterator[object]:
+            return iter(tokens)
+
+    class Record:
+        def lex(self, lexer_state: object, parser_state: object) -> Iterator[object]:
+            for token in fast_lexer.lex(lexer_state, parser_state):
+                tokens.append(token)
+                yield token
+
+    def lark_alone(lexer: object = fast_lexer) -> object:
         interactive = lark_parser.parse_interactive(text)
         interactive.parser_state.parse_conf.callbacks = {}  # shift and reduce, build nothing
+        interactive.lexer_thread.lexer = lexer
         return interactive.resume_parse()
+
+    lark_alone(Record())
 
     parsed, _ = syntax.parse(text)
     assert parsed is not None
@@ -99,10 +120,19 @@ def main() -> None:
         "parse: the same with pellc's AST callbacks": median_seconds(
             lambda: syntax.parse(text), args.runs
         ),
+        "lark's own contextual lexer and LALR loop, no callbacks": median_seconds(
+            lambda: lark_alone(contextual_lexer), args.runs
+        ),
+        "LALR loop alone, no callbacks (tokens lexed beforehand)": median_seconds(
+            lambda: lark_alone(Replay()), args.runs
+        ),
         "nesting check": median_seconds(lambda: ast.deepest(parsed), args.runs),
         "checker": median_seconds(lambda: check(parsed, "23ai"), args.runs),
         "code generation": median_seconds(
-            lambda: generate(checked, "bench.pell", text, pell.__version__, "23ai"), args.runs
+            lambda: print_module(
+                lower(checked, "23ai"), header("bench.pell", text, pell.__version__, "23ai")
+            ),
+            args.runs,
         ),
         "compile_source (all of the above)": median_seconds(
             lambda: pell.compile_source(text, "bench.pell"), args.runs

@@ -1,4 +1,4 @@
-"""Source text -> AST: lark's LALR parser (contextual lexer), with callbacks that build pell.ast nodes."""
+"""Source text -> AST: lark's LALR parser (contextual lexer, sped up by pell.lexer), with callbacks that build pell.ast nodes."""
 
 from __future__ import annotations
 
@@ -20,7 +20,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from pell import ast
 from pell.ast_builder import AstBuilder, Built, token_span
 from pell.diagnostics import Diagnostic
-from pell.resources import resource_dir
+from pell.lexer import install as install_fast_lexer
+from pell.resources import cache_dir, resource_dir
 
 _LARK_OPTIONS: dict[str, Any] = {
     "parser": "lalr",
@@ -31,14 +32,27 @@ _LARK_OPTIONS: dict[str, Any] = {
 }
 
 
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pellc"
+# pell.lexer.FastLexer in place of lark's contextual lexer: the same tokens and errors in about
+# 40% of the time (tests/test_lexer.py compares the two); False lexes with lark's own
+FAST_LEXER = True
 
 
 @functools.cache
 def grammar_parser() -> Lark:
-    """The Lark parser for grammar/pell.lark, built once per process.
+    """The Lark parser for grammar/pell.lark, built once per process, lexing with FastLexer.
+
+    lark is built with its contextual lexer, whose per-state terminal sets FastLexer reuses;
+    so the cache holds what it always held (a custom lexer class would be part of lark's
+    options, and its cache key, but is given no parse table to find those sets in).
+    """
+    parser = _analysed_grammar()
+    if FAST_LEXER:
+        install_fast_lexer(parser)
+    return parser
+
+
+def _analysed_grammar() -> Lark:
+    """The Lark parser for grammar/pell.lark, with lark's own contextual lexer.
 
     The analysed grammar is cached in the user's cache directory under a name made of a hash
     of the grammar and the options, and the lark and Python versions (lark checks its own hash
@@ -49,7 +63,7 @@ def grammar_parser() -> Lark:
     options = repr(sorted(_LARK_OPTIONS.items()))
     key = hashlib.sha256((grammar + options).encode("utf-8")).hexdigest()[:16]
     version = f"lark{lark.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
-    cache = _cache_dir() / f"grammar-{key}-{version}.cache"
+    cache = cache_dir() / f"grammar-{key}-{version}.cache"
     if cache.exists():
         return Lark(grammar, cache=str(cache), **_LARK_OPTIONS)
     try:

@@ -1,0 +1,395 @@
+"""A faster stand-in for lark's contextual lexer, yielding exactly the tokens it yields.
+
+lark's ContextualLexer keeps one BasicLexer per LALR state, each scanning with one regex of
+the terminals that state accepts (plus the ignored WS and COMMENT), in lark's priority order.
+Its cost is Python work per match: a match and a Token per ignored run of whitespace or
+comment, a line counter fed every match, keywords looked up through a second regex.
+
+FastLexer takes lark's per-state terminal sets and order from lark's own BasicLexers (so a
+grammar change needs no change here) and per state compiles one regex that
+  1. skips, in the same match, every run of ignored text lark would skip, and
+  2. then matches the next token with lark's alternation, in lark's order;
+it counts lines with str.count, finds keywords with a dict, and fills Tokens directly.
+Whatever it does not handle itself -- no match (a lexical error, or the end of the text), a
+state whose lexer has callbacks or flagged keywords -- goes to lark's ContextualLexer from the
+same position, with lark's lexer state brought up to date first, so errors are lark's own.
+tests/test_lexer.py compares the two token for token.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from lark import Lark, Token
+from lark.lexer import BasicLexer, ContextualLexer, Lexer, LexerState, PatternStr, TerminalDef
+
+# FastLexer fills a Token's slots itself (lark's Token() checks its arguments first, which
+# takes a third of the lexer's time), when they are the slots of lark 1.2 and 1.3.
+_INLINE_TOKENS = Token.__slots__ == (
+    "type", "start_pos", "value", "line", "column", "end_line", "end_column", "end_pos",
+)  # fmt: skip
+
+# A terminal of a mode: its name, whether lark counts lines in it, whether it is ignored, and
+# its keywords (text -> keyword terminal) when lark looks them up from it.
+_Terminal = tuple[str, bool, bool, "dict[str, str] | None"]
+
+
+class _Mode:
+    """What one of lark's BasicLexers does: one compiled regex, and a table of its groups."""
+
+    __slots__ = ("match", "terminals")
+
+    match: Callable[[str, int, int], re.Match[str] | None]
+    terminals: list[_Terminal | None]  # by group number (match.lastindex)
+
+    def __init__(self, lexer: BasicLexer) -> None:
+        if lexer.re is not re or lexer.user_callbacks or lexer.g_regex_flags:
+            raise _Unsupported("the regex module, lexer callbacks or regex flags")
+        terminals, keyword_tables = _scanner_terminals(lexer)
+        ignore = lexer.ignore_types
+        skipped = ignore & lexer.newline_types  # lark counts their lines: so can the skip
+        regexps = {t.name: t.pattern.to_regexp() for t in terminals}
+        firsts = {name: _first_chars(regexp) for name, regexp in regexps.items()}
+        # 1. The skip. lark skips an ignored terminal at a position when it is the first of
+        # its alternatives to match there: when no token terminal before it matches there
+        # too (the negative lookahead, of the terminals that can start with a character the
+        # ignored one can start with). The atomic group keeps the engine from backtracking
+        # into what was skipped. Group 1 ends where the token starts.
+        steps = []
+        for index, terminal in enumerate(terminals):
+            if terminal.name not in skipped:
+                continue
+            guard = [
+                f"(?:{regexps[t.name]})"
+                for t in terminals[:index]
+                if t.name not in ignore and not _disjoint(firsts[t.name], firsts[terminal.name])
+            ]
+            lookahead = f"(?!{'|'.join(guard)})" if guard else ""
+            steps.append(f"{lookahead}(?:{regexps[terminal.name]})")
+        skip = f"((?>(?:{'|'.join(steps)})*))" if steps else "()"
+        # 2. The token: lark's alternation, its terminals as named groups, in lark's order.
+        # Where the skip stopped no skipped terminal is first to match, so they are left out.
+        # A terminal's first character goes before its group where that is the same regex:
+        # the engine then passes over the alternative on that character without opening the
+        # group (the thirty-odd alternatives of a state go about 2.5 times faster).
+        branches = []
+        for terminal in terminals:
+            if terminal.name in skipped:
+                continue
+            first, rest = _split_first(regexps[terminal.name])
+            branches.append(f"{first}(?P<{terminal.name}>{rest})")
+        try:
+            compiled = re.compile(f"{skip}(?:{'|'.join(branches)})")
+        except re.error as error:  # e.g. a terminal with a named group of its own
+            raise _Unsupported(str(error)) from error
+        self.match = compiled.match
+        # lastindex is a terminal's group: a group inside it closes before it does
+        self.terminals = [None] * (compiled.groups + 1)
+        for name, group in compiled.groupindex.items():
+            lines = name in lexer.newline_types
+            self.terminals[group] = (name, lines, name in ignore, keyword_tables.get(name))
+
+
+def _scanner_terminals(lexer: BasicLexer) -> tuple[list[TerminalDef], dict[str, dict[str, str]]]:
+    """The terminals of lark's scanner for this lexer, in its order, and its keyword tables.
+
+    As lark's _create_unless (lark/lexer.py) makes them, without compiling a regex of the
+    keywords for each state: a string terminal (a keyword) that a regex terminal of the same
+    priority matches in full retypes that terminal's tokens whose text it is (a NAME `fn`
+    becomes FN), and leaves the scanner. Only the keywords a state accepts do: elsewhere `fn`
+    stays a NAME."""
+    strings = [t for t in lexer.terminals if isinstance(t.pattern, PatternStr)]
+    embedded: set[str] = set()
+    keywords: dict[str, dict[str, str]] = {}
+    for regex_terminal in lexer.terminals:
+        if isinstance(regex_terminal.pattern, PatternStr):
+            continue
+        table: dict[str, str] = {}
+        for keyword in strings:
+            if keyword.priority != regex_terminal.priority:
+                continue
+            if not _matches_all(regex_terminal.pattern.to_regexp(), keyword.pattern.value):
+                continue
+            if keyword.pattern.flags:
+                raise _Unsupported(f"keyword {keyword.name} has flags")
+            table.setdefault(keyword.pattern.value, keyword.name)
+            embedded.add(keyword.name)  # lark: when its flags are the regex's (none, here)
+        if table:
+            keywords[regex_terminal.name] = table
+    return [t for t in lexer.terminals if t.name not in embedded], keywords
+
+
+@functools.cache
+def _matches_all(regexp: str, text: str) -> bool:
+    """Whether `regexp`'s match at the start of `text` is all of it (lark's test, above)."""
+    found = re.match(regexp, text)
+    return found is not None and found.group(0) == text
+
+
+class _Unsupported(Exception):
+    """A state lark lexes in a way _Mode does not copy: its tokens come from lark."""
+
+
+class _LarkOnly(_Mode):
+    """The mode of those states: it never matches, so every token comes from lark."""
+
+    def __init__(self) -> None:
+        self.match = re.compile("(?!)").match
+        self.terminals = []
+
+
+_LARK_ONLY = _LarkOnly()
+
+
+# ---- what a regex can start with ---------------------------------------------------------
+# From Python's own regex parser (re._parser, private: anything unexpected answers "any
+# character" or "no split", which costs speed, never correctness).
+
+try:
+    _parser: Any = importlib.import_module("re._parser")
+    _compiler: Any = importlib.import_module("re._compiler")
+    _ops: Any = importlib.import_module("re._constants")
+except ImportError:  # pragma: no cover - CPython 3.11 to 3.13 have them
+    _parser = _compiler = _ops = None
+
+# A set of first characters: (False, chars) is those chars, (True, chars) all but those.
+_Chars = tuple[bool, frozenset[str]]
+_ANY: _Chars = (True, frozenset())
+
+
+def _union(a: _Chars, b: _Chars) -> _Chars:
+    if not a[0] and not b[0]:
+        return (False, a[1] | b[1])
+    if a[0] and b[0]:
+        return (True, a[1] & b[1])
+    negated, positive = (a, b) if a[0] else (b, a)
+    return (True, negated[1] - positive[1])
+
+
+def _disjoint(a: _Chars, b: _Chars) -> bool:
+    """Whether no character is in both (False when unsure)."""
+    if a[0] and b[0]:
+        return False
+    if not a[0] and not b[0]:
+        return not a[1] & b[1]
+    negated, positive = (a, b) if a[0] else (b, a)
+    return positive[1] <= negated[1]
+
+
+@functools.cache
+def _first_chars(regexp: str) -> _Chars:
+    """The characters a match of `regexp` can start with, or more."""
+    if _parser is None:
+        return _ANY
+    try:
+        parsed = _parser.parse(regexp)
+        if parsed.state.flags & (re.IGNORECASE | re.VERBOSE):
+            return _ANY
+        chars, nullable = _sequence_first(list(parsed))
+    except Exception:  # an unknown shape: no claim
+        return _ANY
+    return _ANY if nullable else chars
+
+
+def _sequence_first(items: list[tuple[Any, Any]]) -> tuple[_Chars, bool]:
+    """The first characters of a sequence of parsed items, and whether it can match empty."""
+    chars: _Chars = (False, frozenset())
+    for op, argument in items:
+        item, nullable = _item_first(op, argument)
+        chars = _union(chars, item)
+        if not nullable:
+            return chars, False
+    return chars, True
+
+
+def _item_first(op: Any, argument: Any) -> tuple[_Chars, bool]:
+    if op is _ops.LITERAL:
+        return (False, frozenset(chr(argument))), False
+    if op is _ops.NOT_LITERAL:
+        return (True, frozenset(chr(argument))), False
+    if op is _ops.IN:
+        return _class_first(argument), False
+    if op in (_ops.MAX_REPEAT, _ops.MIN_REPEAT, _ops.POSSESSIVE_REPEAT):
+        low, _high, body = argument
+        chars, nullable = _sequence_first(list(body))
+        return chars, nullable or low == 0
+    if op is _ops.SUBPATTERN:
+        _group, add_flags, _del_flags, body = argument
+        if add_flags & re.IGNORECASE:
+            return _ANY, True
+        return _sequence_first(list(body))
+    if op is _ops.ATOMIC_GROUP:
+        return _sequence_first(list(argument))
+    if op is _ops.BRANCH:
+        union: _Chars = (False, frozenset())
+        any_nullable = False
+        for alternative in argument[1]:
+            first, nullable = _sequence_first(list(alternative))
+            union = _union(union, first)
+            any_nullable = any_nullable or nullable
+        return union, any_nullable
+    if op in (_ops.AT, _ops.ASSERT, _ops.ASSERT_NOT):
+        return (False, frozenset()), True  # zero width: what follows starts the match
+    return _ANY, True  # ANY, back references and the rest: anything
+
+
+def _class_first(items: list[tuple[Any, Any]]) -> _Chars:
+    """A character class: its characters, or all but them when negated."""
+    negated = bool(items) and items[0][0] is _ops.NEGATE
+    chars: set[str] = set()
+    for op, argument in items[1:] if negated else items:
+        if op is _ops.LITERAL:
+            chars.add(chr(argument))
+        elif op is _ops.RANGE and argument[1] - argument[0] < 512:
+            chars.update(map(chr, range(argument[0], argument[1] + 1)))
+        elif not negated:  # a category or a wide range: anything
+            return _ANY
+        # in a negated class, leaving a member out only widens the set
+    return (negated, frozenset(chars))
+
+
+# A first element of a regex that matches exactly one character: a class or a character.
+_FIRST_ELEMENT = re.compile(
+    r"\[\^?(?:\\.|[^\]\\])(?:\\.|[^\]\\])*\]|\\[^0-9A-Za-z]|[^\\\[\](){}|*+?.^$]"
+)
+
+
+@functools.cache
+def _split_first(regexp: str) -> tuple[str, str]:
+    """`regexp` as its first character's regex and the rest, when the two in sequence compile
+    to the very same code; else "" and all of it."""
+    found = _FIRST_ELEMENT.match(regexp)
+    if found is None or _parser is None:
+        return "", regexp
+    first, rest = found.group(), regexp[found.end() :]
+    if rest[:1] in ("*", "+", "?", "{"):
+        return "", regexp  # the quantifier belongs to the first element
+    try:
+        if _parser.parse(first).getwidth() != (1, 1):
+            return "", regexp
+        same = _compiler._code(_parser.parse(regexp), 0) == _compiler._code(
+            _parser.parse(f"{first}(?:{rest})"), 0
+        )
+    except Exception:  # an unknown shape: no split
+        return "", regexp
+    return (first, rest) if same else ("", regexp)
+
+
+# ---- the lexer ---------------------------------------------------------------------------
+
+
+class FastLexer(Lexer):
+    """lark's ContextualLexer, sped up; `install` puts it in a Lark parser."""
+
+    def __init__(self, contextual: ContextualLexer) -> None:
+        self.contextual = contextual
+        self._by_lexer: dict[int, _Mode] = {}  # lark shares a lexer among states: so do we
+        # per LALR state: its mode, built on first use (start-up compiles none of them)
+        self._modes: list[_Mode | None] = [None] * (max(contextual.lexers, default=-1) + 1)
+
+    def _mode(self, state: int) -> _Mode:
+        lexer = self.contextual.lexers[state]
+        mode = self._by_lexer.get(id(lexer))
+        if mode is None:
+            try:
+                if not isinstance(lexer, BasicLexer):
+                    raise _Unsupported("a lexer lark's plugins replaced")
+                mode = _Mode(lexer)
+            except _Unsupported:
+                mode = _LARK_ONLY
+            self._by_lexer[id(lexer)] = mode
+        self._modes[state] = mode
+        return mode
+
+    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
+        # lark's TextSlice of a str (bytes, or another lark's plain str: lark lexes them)
+        text = getattr(lexer_state.text, "text", None)
+        end = getattr(lexer_state.text, "end", None)
+        counter = lexer_state.line_ctr
+        if not isinstance(text, str) or not isinstance(end, int) or counter.newline_char != "\n":
+            yield from self.contextual.lex(lexer_state, parser_state)
+            return
+        pos = counter.char_pos
+        line = counter.line
+        line_start = counter.line_start_pos
+        modes = self._modes
+        count = text.count
+        rfind = text.rfind
+        new_str = str.__new__
+        stack: list[int] = parser_state.state_stack  # parser_state.position is stack[-1]
+        while True:
+            mode = modes[stack[-1]]
+            if mode is None:
+                mode = self._mode(stack[-1])
+            match = mode.match(text, pos, end)
+            if match is None:
+                # lark from here: a lexical error (raised as lark raises it), the end of the
+                # text, or a state left to lark (_LARK_ONLY)
+                counter.char_pos = pos
+                counter.line = line
+                counter.line_start_pos = line_start
+                counter.column = pos - line_start + 1
+                token = next(self.contextual.lex(lexer_state, parser_state), None)
+                if token is None:
+                    return
+                pos = counter.char_pos
+                line = counter.line
+                line_start = counter.line_start_pos
+                yield token
+                continue
+            # a match is always in a terminal's group: neither lastindex nor its entry is None
+            type_, lines, ignored, keywords = mode.terminals[match.lastindex]  # type: ignore[index,misc]
+            start = match.end(1)
+            stop = match.end()
+            if start != pos:  # whitespace and comments skipped: count their lines
+                newlines = count("\n", pos, start)
+                if newlines:
+                    line += newlines
+                    line_start = rfind("\n", pos, start) + 1
+            value = text[start:stop]
+            column = start - line_start + 1
+            start_line = line
+            if lines:
+                newlines = count("\n", start, stop)
+                if newlines:
+                    line += newlines
+                    line_start = rfind("\n", start, stop) + 1
+            pos = stop
+            if ignored:
+                continue  # an ignored terminal the skip does not take (see _Mode)
+            if keywords is not None:
+                type_ = keywords.get(value, type_)
+            if _INLINE_TOKENS:
+                token = new_str(Token, value)
+                token.type = type_
+                token.value = value
+                token.start_pos = start
+                token.line = start_line
+                token.column = column
+                token.end_line = line
+                token.end_column = stop - line_start + 1
+                token.end_pos = stop
+            else:
+                token = Token(
+                    type_, value, start, start_line, column, line, stop - line_start + 1, stop
+                )
+            # lark's lexer state as lark leaves it after each token: an error the parser
+            # raises on this token carries it (error.interactive_parser.lexer_thread)
+            counter.char_pos = pos
+            counter.line = line
+            counter.line_start_pos = line_start
+            counter.column = pos - line_start + 1
+            lexer_state.last_token = token
+            yield token
+
+
+def install(parser: Lark) -> None:
+    """Make `parser`, built with lexer="contextual", lex with a FastLexer."""
+    frontend = parser.parser
+    contextual = getattr(frontend, "lexer", None)
+    if isinstance(contextual, ContextualLexer):
+        frontend.lexer = FastLexer(contextual)
