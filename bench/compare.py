@@ -31,15 +31,16 @@ from synthetic import module, project_module
 
 
 def run(command: list[str]) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one run of `command`."""
-    start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(
-            f"{command} failed: {process.stderr.read().decode() if process.stderr else ''}"
-        )
+    """Wall seconds and peak RSS (KiB) of one run of `command`. Its stderr goes to a file: a
+    pipe nobody reads until the end fills up on a build's warnings and stops the compiler."""
+    with tempfile.TemporaryFile() as errors:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            errors.seek(0)
+            raise SystemExit(f"{command} failed: {errors.read().decode()[-2000:]}")
     return elapsed, usage.ru_maxrss
 
 
