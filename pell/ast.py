@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Literal
 
 
@@ -430,12 +431,16 @@ def _child_fields(node: Node) -> tuple[str, ...]:
     cls = type(node)
     names = _CHILD_FIELDS.get(cls)
     if names is None:
-        names = _CHILD_FIELDS[cls] = tuple(
-            declared.name
-            for declared in fields(cls)
-            if str(declared.type) not in _LEAF_TYPES
-            and not str(declared.type).startswith("Literal[")
-        )
+        names = _child_fields_of(cls)
+    return names
+
+
+def _child_fields_of(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS[cls] = tuple(
+        declared.name
+        for declared in fields(cls)
+        if str(declared.type) not in _LEAF_TYPES and not str(declared.type).startswith("Literal[")
+    )
     return names
 
 
@@ -450,16 +455,41 @@ def children(node: Node) -> Iterator[Node]:
             stack.extend(reversed(current))
 
 
+# class -> a function giving the values of its child fields, last first (what a stack pushes)
+_REVERSED_CHILDREN: dict[type, Callable[[Node], tuple[object, ...]]] = {}
+
+
+def _reversed_children(cls: type) -> Callable[[Node], tuple[object, ...]]:
+    getter = _REVERSED_CHILDREN.get(cls)
+    if getter is None:
+        names = tuple(reversed(_CHILD_FIELDS.get(cls) or _child_fields_of(cls)))
+        if not names:
+            getter = _no_children
+        elif len(names) == 1:
+            single = attrgetter(names[0])
+            getter = lambda node: (single(node),)  # noqa: E731
+        else:
+            getter = attrgetter(*names)
+        _REVERSED_CHILDREN[cls] = getter
+    return getter
+
+
+def _no_children(node: Node) -> tuple[object, ...]:
+    return ()
+
+
 def walk(node: Node) -> Iterator[Node]:
-    """`node` and every node below it, depth first, in source order."""
+    """`node` and every node below it, depth first, in source order. (The checker walks each
+    fn several times: one attrgetter per class, not a getattr per field.)"""
     stack: list[object] = [node]
+    pop, push = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         if isinstance(current, Node):
             yield current
-            stack.extend(reversed([getattr(current, name) for name in _child_fields(current)]))
+            push(_reversed_children(type(current))(current))
         elif isinstance(current, tuple):
-            stack.extend(reversed(current))
+            push(current[::-1])
 
 
 def deepest(node: Node) -> tuple[int, Node]:

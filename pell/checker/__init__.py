@@ -370,7 +370,8 @@ def check_package_clash(module: ast.Module, diagnostics: list[Diagnostic]) -> No
         return
     schema, package = naming.module_package(module)
     for node in ast.walk(module):
-        if not isinstance(node, ast.SqlBlock):
+        # the package's name must appear in the text before tables are worth finding
+        if not isinstance(node, ast.SqlBlock) or package not in node.text.lower():
             continue
         for table_schema, table, offset in tables_named(node.text):
             same_schema = table_schema is None or schema is None or table_schema.lower() == schema
