@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# The stages import lark, jinja2 and sqlglot when first used, so `pellc --version` and the
+# The stages import lark and jinja2 when first used, so `pellc --version` and the
 # library's import stay quick.
 from pell import ast, compiler
 from pell.compiler import MAX_NESTING, CompileResult

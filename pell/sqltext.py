@@ -1,4 +1,4 @@
-"""Embedded SQL, read with sqlglot's Oracle tokenizer: binds, the select list, the top-level FROM."""
+"""Embedded SQL, read with pell.sqltokens: binds, the select list, the top-level FROM."""
 
 from __future__ import annotations
 
@@ -7,20 +7,11 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from sqlglot.dialects.oracle import Oracle
-from sqlglot.errors import TokenError
-from sqlglot.tokenizer_core import Token, TokenType
-from sqlglot.tokens import Tokenizer
+from pell.sqltokens import SqlTextError as SqlTextError  # raised here, caught by the checker
+from pell.sqltokens import Token, TokenType
+from pell.sqltokens import tokenize as _tokenize
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#]*\Z")
-
-
-class SqlTextError(Exception):
-    """The SQL could not be tokenized; `offset` is where, relative to the SQL text."""
-
-    def __init__(self, message: str, offset: int) -> None:
-        super().__init__(message)
-        self.offset = offset
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +58,11 @@ def _row_clause(tokens: tuple[Token, ...]) -> str | None:
     return None
 
 
-@functools.cache
-def _tokenizer() -> Tokenizer:
-    tokenizer: Tokenizer = Oracle().tokenizer()
-    return tokenizer
-
-
 @functools.lru_cache(maxsize=4096)
 def tokenize(sql: str) -> tuple[Token, ...]:
-    try:
-        return tuple(_tokenizer().tokenize(sql))
-    except TokenError as error:
-        raise SqlTextError(str(error).splitlines()[0], 0) from error
+    """The tokens of `sql` (comments are not tokens); SqlTextError for an unterminated string,
+    quoted identifier or comment."""
+    return tuple(_tokenize(sql))
 
 
 def _binds(tokens: tuple[Token, ...]) -> list[Bind]:

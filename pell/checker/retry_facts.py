@@ -13,10 +13,9 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sqlglot.tokenizer_core import Token, TokenType
-
 from pell import ast, sqltext
 from pell.checker.model import CheckedModule
+from pell.sqltokens import Token, TokenType
 
 # Oracle-supplied procedures that commit the caller's transaction, for packages pellc has no
 # stub of (a stubbed package's `@commits` marks decide for it: pell/stubs, docs/stubs.md), as
@@ -176,7 +175,7 @@ def _ends_transaction(words: list[str]) -> str | None:
 
 def _immediate_literal(following: tuple[Token, ...]) -> str | None:
     """The SQL text of `EXECUTE IMMEDIATE '<text>'`, from the tokens after EXECUTE; None when
-    it is not a literal. (sqlglot's Oracle tokenizer reads `immediate '...'` as one string.)"""
+    it is not a literal. (After BEGIN or `;`, `immediate '...'` is one string token: sqltokens.)"""
     if not following:
         return None
     first, text = following[0], following[0].text
