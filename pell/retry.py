@@ -235,19 +235,30 @@ def format_seconds(milliseconds: int) -> str:
     return seconds if "." in seconds else seconds + ".0"
 
 
-def sleep_expression(policy: RetryPolicy, attempt: str = ATTEMPT_VARIABLE) -> str | None:
+# How each target writes the schedule's pieces: a power, a least, a random value in [0, 1),
+# and one in [0, j) (Oracle: DBMS_RANDOM.VALUE(low, high); PostgreSQL: random()).
+SLEEP_FUNCTIONS = {
+    "oracle": ("POWER", "LEAST", "DBMS_RANDOM.VALUE", "DBMS_RANDOM.VALUE(0, {})"),
+    "postgres": ("power", "least", "random()", "random() * {}"),
+}
+
+
+def sleep_expression(
+    policy: RetryPolicy, attempt: str = ATTEMPT_VARIABLE, dialect: str = "oracle"
+) -> str | None:
     """The SQL expression for the seconds to sleep after failed attempt `attempt`; None: no sleep."""
     if policy.backoff_ms <= 0:
         return None
+    power, least, unit, up_to = SLEEP_FUNCTIONS[dialect]
     expression = format_seconds(policy.backoff_ms)
     if policy.exponential:
-        expression += f" * POWER(2, {attempt} - 1)"
+        expression += f" * {power}(2, {attempt} - 1)"
     if policy.jitter_factor:
-        expression += " * (0.75 + DBMS_RANDOM.VALUE * 0.5)"
+        expression += f" * (0.75 + {unit} * 0.5)"
     elif policy.jitter_ms > 0:
-        expression += f" + DBMS_RANDOM.VALUE(0, {format_seconds(policy.jitter_ms)})"
+        expression += " + " + up_to.format(format_seconds(policy.jitter_ms))
     if policy.cap_ms is not None:
-        expression = f"LEAST({expression}, {format_seconds(policy.cap_ms)})"
+        expression = f"{least}({expression}, {format_seconds(policy.cap_ms)})"
     return expression
 
 

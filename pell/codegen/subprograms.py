@@ -620,29 +620,10 @@ class FnLowerer(ExpressionLowerer):
     ) -> str:
         """The SQL with binds resolved, `[BULK COLLECT] INTO ...` after the select list if asked,
         `suffix` at the end; continuation lines indented relative to the first."""
-        text = block.text
-        shape = sqltext.analyse(text)
-        edits: list[tuple[int, int, str]] = [
-            (bind.start, bind.end, replacement)
-            for bind, replacement in self.analysis.binds[id(block)]
-        ]
+        targets = None
         if into is not None:
-            position = shape.select_items[-1][1]
-            keyword = " BULK COLLECT INTO " if bulk else " INTO "
-            edits.append((position, position, keyword + ", ".join(into)))
-        # One pass over the edits in order (a splice per edit was quadratic in the binds)
-        pieces: list[str] = []
-        position = 0
-        for start, end, replacement in sorted(edits):
-            pieces += [text[position:start], replacement]
-            position = end
-        text = "".join(pieces) + text[position:]
-        text = sqltext.reindent(text, "", block.first_column).rstrip(";").rstrip()
-        if sqltext.ends_in_line_comment(text):
-            # Whatever the lowering writes after the SQL must not land inside that comment.
-            text += "\n"
-            suffix = suffix.lstrip()
-        return text + suffix
+            targets = (" BULK COLLECT INTO " if bulk else " INTO ") + ", ".join(into)
+        return spliced_sql(block, self.analysis.binds[id(block)], targets, suffix)
 
     def sql_statement(
         self,
@@ -666,6 +647,35 @@ class FnLowerer(ExpressionLowerer):
             words=words,
             ends_transaction=ends_transaction(block),
         )
+
+
+def spliced_sql(
+    block: ast.SqlBlock,
+    binds: list[tuple[sqltext.Bind, str]],
+    into: str | None = None,
+    suffix: str = "",
+) -> str:
+    """The text of `block` with each bind replaced, `into` (` INTO a, b`) after the select
+    list, `suffix` at the end; continuation lines indented relative to the first. Both
+    targets write embedded SQL so."""
+    text = block.text
+    edits: list[tuple[int, int, str]] = [(b.start, b.end, replacement) for b, replacement in binds]
+    if into is not None:
+        position = sqltext.analyse(text).select_items[-1][1]
+        edits.append((position, position, into))
+    # One pass over the edits in order (a splice per edit was quadratic in the binds)
+    pieces: list[str] = []
+    position = 0
+    for start, end, replacement in sorted(edits):
+        pieces += [text[position:start], replacement]
+        position = end
+    text = "".join(pieces) + text[position:]
+    text = sqltext.reindent(text, "", block.first_column).rstrip(";").rstrip()
+    if sqltext.ends_in_line_comment(text):
+        # Whatever the lowering writes after the SQL must not land inside that comment.
+        text += "\n"
+        suffix = suffix.lstrip()
+    return text + suffix
 
 
 # One entry per class of ast.Stmt (a test checks that it covers the union).

@@ -17,6 +17,7 @@ from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, quote_text
+from pell.codegen.subprograms import spliced_sql
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -376,32 +377,15 @@ class PgFnLowerer:
     def sql_text(
         self, block: ast.SqlBlock, into: str | None = None, strict: bool = False, suffix: str = ""
     ) -> str:
-        text = block.text
-        shape = sqltext.analyse(text)
-        verb = shape.tokens[0].text.upper() if shape.tokens else ""
+        tokens = sqltext.analyse(block.text).tokens
+        verb = tokens[0].text.upper() if tokens else ""
         if verb in ("COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "END", "BEGIN"):
             # A function called by SELECT cannot end its transaction, and PL/pgSQL has no
             # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
             # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
             raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
-        edits = [
-            (bind.start, bind.end, replacement)
-            for bind, replacement in self.analysis.binds[id(block)]
-        ]
-        if into is not None:
-            position = shape.select_items[-1][1]
-            edits.append((position, position, (" INTO STRICT " if strict else " INTO ") + into))
-        pieces: list[str] = []
-        position = 0
-        for start, end, replacement in sorted(edits):
-            pieces += [text[position:start], replacement]
-            position = end
-        text = "".join(pieces) + text[position:]
-        text = sqltext.reindent(text, "", block.first_column).rstrip(";").rstrip()
-        if sqltext.ends_in_line_comment(text):
-            text += "\n"
-            suffix = suffix.lstrip()
-        return text + suffix
+        targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
+        return spliced_sql(block, self.analysis.binds[id(block)], targets, suffix)
 
     # -- expressions
 

@@ -19,6 +19,7 @@ from pell import naming
 from pell.codegen.expressions import quote_text
 from pell.postgres.names import is_procedure
 from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, pell_errors_on
+from pell.retry import sleep_expression as retry_sleep_expression
 
 if TYPE_CHECKING:
     from pell.postgres.lower import PgFnLowerer
@@ -49,20 +50,9 @@ RETRIED_BY_DEFAULT = ("deadlock_detected", "serialization_failure", "lock_not_av
 
 
 def sleep_expression(policy: RetryPolicy) -> str | None:
-    """Seconds to sleep after the attempt-th failure: the Oracle target's formula
-    (pell.retry.sleep_expression), with random() for DBMS_RANDOM.VALUE."""
-    if policy.backoff_ms <= 0:
-        return None
-    expression = format_seconds(policy.backoff_ms)
-    if policy.exponential:
-        expression += f" * power(2, {naming.ATTEMPT_VARIABLE} - 1)"
-    if policy.jitter_factor:
-        expression += " * (0.75 + random() * 0.5)"
-    elif policy.jitter_ms > 0:
-        expression += f" + random() * {format_seconds(policy.jitter_ms)}"
-    if policy.cap_ms is not None:
-        expression = f"least({expression}, {format_seconds(policy.cap_ms)})"
-    return expression
+    """Seconds to sleep after the attempt-th failure: the Oracle target's formula, written with
+    PostgreSQL's functions (random() for DBMS_RANDOM.VALUE)."""
+    return retry_sleep_expression(policy, naming.ATTEMPT_VARIABLE, "postgres")
 
 
 RESULT_PARAMETER = "p_pell_result"  # the OUT parameter of a transaction-scoped fn's value
