@@ -617,3 +617,9 @@ def test_finally_runs_once_on_every_way_out(dsn: str) -> None:
         # the cleanup ran once more; its update went with the failed call's rollback
         assert state() == (None, 2, 3)
         assert connection.execute("select count(*) from runs").fetchone() == (1,)
+
+
+def test_a_body_holding_the_dollar_quote_gets_another(dsn: str) -> None:
+    load(dsn, 'module dq;\npub fn f() -> text {\n    return "costs $pell$ and $pell2$";\n}\n')
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select dq.f()").fetchone() == ("costs $pell$ and $pell2$",)

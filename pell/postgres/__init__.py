@@ -8,6 +8,9 @@ procedure); a list an array; a Pell error an exception with a SQLSTATE of pellc'
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
+
 from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
@@ -93,10 +96,14 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
-        volatility = " IMMUTABLE" if any(a.name == "deterministic" for a in fn.decl.annotations) else ""
+        deterministic = any(a.name == "deterministic" for a in fn.decl.annotations)
+        # a procedure takes no volatility
+        volatility = " IMMUTABLE" if deterministic and not is_procedure(fn) else ""
+        # the body's dollar quote must not occur in it (a string or SQL of the user's)
+        quote = next(q for q in _dollar_quotes() if q not in body)
         functions.append(
             f"CREATE OR REPLACE {_signature(fn, checked, schema)}\n"
-            f"LANGUAGE plpgsql{volatility} AS $pell$\n{body}\n$pell$;"
+            f"LANGUAGE plpgsql{volatility} AS {quote}\n{body}\n{quote};"
         )
     if diagnostics:
         return None, diagnostics
@@ -105,6 +112,12 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
         parts += _record_ddl(checked, schema, name)
     parts += functions
     return "\n\n".join(parts) + "\n", []
+
+
+def _dollar_quotes() -> Iterator[str]:
+    yield "$pell$"
+    for number in itertools.count(2):
+        yield f"$pell{number}$"
 
 
 def _unsupported(what: str, span: ast.Span) -> Diagnostic:
