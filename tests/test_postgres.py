@@ -623,3 +623,15 @@ def test_a_body_holding_the_dollar_quote_gets_another(dsn: str) -> None:
     load(dsn, 'module dq;\npub fn f() -> text {\n    return "costs $pell$ and $pell2$";\n}\n')
     with psycopg.connect(dsn, autocommit=True) as connection:
         assert connection.execute("select dq.f()").fetchone() == ("costs $pell$ and $pell2$",)
+
+
+def test_a_pipelined_fn_with_finally_returns_its_rows_then_cleans_up(dsn: str) -> None:
+    source = (
+        "module pf;\n@pipelined\npub fn ids(n: int) -> stream<number> {\n"
+        "    for i in 1..=n {\n        if i > 2 { return; }\n        yield i;\n    }\n"
+        "} finally {\n    let c: number = sql! { select nextval('cleanups') }.one();\n}\n"
+    )
+    load(dsn, source, "create sequence cleanups;")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select * from pf.ids(9)").fetchall() == [(1,), (2,)]
+        assert connection.execute("select last_value from cleanups").fetchone() == (1,)

@@ -130,7 +130,8 @@ class PgFnLowerer:
         until the caller's rollback); the error goes on either way."""
         label = "pell_body"
         self.return_exit = label
-        if self.fn.is_function and not self.returns_into:
+        if self.fn.is_function and not self.returns_into and not self.fn.pipelined:
+            # (a set-returning function's rows are already out: it ends without a value)
             self.declarations.append(f"{naming.RESULT_VARIABLE} {self.sql_type(self.fn.returns)};")
             self.returns_into = naming.RESULT_VARIABLE
         self.line(f"<<{label}>>")
