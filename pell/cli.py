@@ -88,6 +88,17 @@ def _exit_code(file_errors: bool, failed: bool) -> int:
     return EXIT_USAGE if file_errors else EXIT_ERRORS if failed else EXIT_OK
 
 
+def _jobs(value: str) -> int:
+    """-j's N: a whole number, 1 or more."""
+    try:
+        jobs = int(value)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 1 or more, not {value!r}")
+    return jobs
+
+
 def _parser() -> argparse.ArgumentParser:
     from pell import __version__
     from pell.naming import TARGETS
@@ -132,6 +143,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument(
         "--map", action="store_true", help="also write NAME.sql.map.json (SQL line -> Pell line)"
+    )
+    build.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="directory builds: compile N modules at once, in N processes; the outputs are "
+        "those of -j 1 (default: the number of cores)",
     )
     output = build.add_mutually_exclusive_group()
     output.add_argument(
@@ -334,7 +354,15 @@ def _run_build(
     from pell.project import ConfigError
 
     try:
-        result = build_tree(args.files, out_dir, args.target, check_only, source_maps, progress)
+        result = build_tree(
+            args.files,
+            out_dir,
+            args.target,
+            check_only,
+            source_maps,
+            progress,
+            jobs=getattr(args, "jobs", 1),  # `deploy` has no -j: it compiles in this process
+        )
     except (InputError, ConfigError):
         raise
     except Exception as error:

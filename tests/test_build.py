@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import pell.build
 from pell import compile_path
 from pell.build import build_tree
-from pell.cli import main
+from pell.cli import ISSUES_URL, main
+from pell.project import Project
 
 GOOD = "module {name};\npub fn f(x: number) -> number {{\n    return x + 1;\n}}\n"
 WITH_ERROR = "module {name};\npub error Nope {{ id: number }}\npub fn f() {{ }}\n"
@@ -449,3 +453,244 @@ def test_runtime_exceptions_of_two_modules_that_join_to_one_name_are_refused(
         assert result.runtime == "failed"
         shown = [(f.path.name, d.message, d.span.start) for f, d in result.runtime_diagnostics]
         assert shown == [("one.pell", message, len("module a.b_c;\n\n"))]
+
+
+def _project(root: Path, modules: int = 30) -> Path:
+    """A project of `modules` small modules with a code file: every fifth declares an error and
+    returns it, every third imports the one before and calls it, every fourth has a retry
+    that warns, every seventh is in a subdirectory; m13 does not parse (so m14, importing
+    it, fails too) and m22 names an unknown name."""
+    src = root / "db"
+    (src / "sub").mkdir(parents=True)
+    (root / "pell.toml").write_text("", "utf-8")
+    for i in range(modules):
+        parts = [f"module p.m{i};\n\n"]
+        if i % 3 == 2:
+            parts.append(f"import p::m{i - 1};\n\n")
+        if i % 5 == 0:
+            parts.append(
+                f"pub error Gone{i} {{ id: number }}\n\n"
+                f"pub fn find(id: number) -> Result<number, Gone{i}> {{\n"
+                f"    if id > {i} {{\n        return Err(Gone{i} {{ id: id }});\n    }}\n"
+                "    return Ok(id);\n}\n\n"
+            )
+        body = f"m{i - 1}::f(x)" if i % 3 == 2 else f"x + {i}"
+        parts.append(f"pub fn f(x: number) -> number {{\n    return {body};\n}}\n")
+        if i % 4 == 1:
+            parts.append(
+                "\n@retry(5, backoff_ms=100, cap_ms=2000, jitter=true)\n"
+                "pub fn bump(id: number) {\n"
+                f"    sql! {{ update t{i} set n = n + 1 where id = :id }};\n}}\n"
+            )
+        text = "".join(parts)
+        if i == 13:
+            text = text.replace("pub fn f(x: number)", "pub fn f(x: number")
+        if i == 22:
+            text = text.replace("return x", "return nosuch + x")
+        (src / ("sub" if i % 7 == 6 else "") / f"m{i}.pell").write_text(text, "utf-8")
+    return src
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def _workers(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, fail: Callable[[str, bool], None]
+) -> Path:
+    """Pools start for any amount of source; each compile is logged (`pid file`) to
+    tmp_path/compiles, after `fail(file name, in a worker)` (which may raise)."""
+    monkeypatch.setattr(pell.build, "PARALLEL_THRESHOLD", 0)
+    real, parent, log = pell.build.compile_module, os.getpid(), tmp_path / "compiles"
+
+    def logged(text: str, filename: str, *args: Any) -> pell.build.Compiled:
+        with log.open("a", encoding="utf-8") as handle:  # a line is one write: not torn
+            handle.write(f"{os.getpid()} {filename}\n")
+        fail(filename, os.getpid() != parent)
+        return real(text, filename, *args)
+
+    monkeypatch.setattr(pell.build, "compile_module", logged)
+    return log
+
+
+def _in_workers(log: Path) -> set[str]:
+    """The files compiled in a process other than this one."""
+    lines = [line.split() for line in log.read_text("utf-8").splitlines()]
+    return {name for pid, name in lines if int(pid) != os.getpid()}
+
+
+def _serial_and_parallel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *options: str
+) -> tuple[tuple[int, str], tuple[int, str]]:
+    """A project built with -j 1 into out1, then (its code file removed) with -j 2 into out2:
+    each build's exit code and standard error."""
+    src = _project(tmp_path / "project")
+    runs = []
+    for jobs, out in (("1", "out1"), ("2", "out2")):
+        (tmp_path / "project" / "pell-error-codes.json").unlink(missing_ok=True)
+        capsys.readouterr()
+        code = main(["build", str(src), "-d", str(tmp_path / out), "-j", jobs, *options])
+        runs.append((code, capsys.readouterr().err))
+    return runs[0], runs[1]
+
+
+def test_a_parallel_build_writes_and_says_what_a_serial_one_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _workers(monkeypatch, tmp_path, lambda name, in_worker: None)
+    serial, parallel = _serial_and_parallel(tmp_path, capsys, "--map")
+    assert serial == parallel
+    assert serial[0] == 1 and serial[1].endswith(
+        "built 27, unchanged 0, failed 3, runtime built, pell-error-codes.json updated\n"
+    )
+    assert "m13.pell:3:20: error: unexpected `->`" in serial[1]
+    assert "m22.pell:4:12: error: unknown name `nosuch`" in serial[1]
+    assert "[retry-deadlock-scope]" in serial[1]
+    out1, out2 = _files(tmp_path / "out1"), _files(tmp_path / "out2")
+    assert out1 == out2
+    assert {".pellc-manifest.json", "pell_runtime.sql", "sub/m6.sql", "m0.sql.map.json"} < set(out1)
+    # the second build compiled all but the first module it compiled in worker processes
+    assert len(_in_workers(log)) == 29
+    # nothing changed: a second parallel build rewrites nothing, and says so
+    before = _outputs(tmp_path / "out2")
+    capsys.readouterr()
+    args = ["build", str(tmp_path / "project" / "db"), "-d", str(tmp_path / "out2"), "--map"]
+    assert main([*args, "-j", "2"]) == 1
+    assert capsys.readouterr().err.endswith("built 0, unchanged 27, failed 3, runtime unchanged\n")
+    after = _outputs(tmp_path / "out2")
+    del before[".pellc-manifest.json"], after[".pellc-manifest.json"]
+    assert after == before
+    # --check compiles everything again: in parallel it reports what it does serially
+    checks = []
+    for jobs in ("1", "2"):
+        assert main(["build", "--check", *args[1:], "-j", jobs]) == 1
+        checks.append(capsys.readouterr().err)
+    assert checks[0] == checks[1]
+    assert checks[0].endswith("checked 30: fresh 27, stale or missing 0, failed 3\n")
+
+
+def test_a_compiler_bug_in_a_worker_is_reported_as_in_a_serial_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def bug(name: str, in_worker: bool) -> None:
+        if name in ("m17.pell", "m24.pell"):
+            raise RuntimeError("simulated compiler bug")
+
+    log = _workers(monkeypatch, tmp_path, bug)
+    serial, parallel = _serial_and_parallel(tmp_path, capsys)
+    assert serial == parallel
+    assert serial == (
+        3,
+        f"{tmp_path / 'project' / 'db' / 'm17.pell'}: internal compiler error: RuntimeError at "
+        f"pell/build.py:{serial[1].split('pell/build.py:')[1].split(':')[0]}: simulated "
+        f"compiler bug\nThis is a bug in pellc; please report it with the file at {ISSUES_URL}\n",
+    )
+    assert "m17.pell" in _in_workers(log), "the worker did not meet the bug first"
+    # as serially, a crash while compiling writes nothing
+    assert not [p for p in (tmp_path / "out2").rglob("*") if p.is_file()]
+    assert not multiprocessing.active_children()
+
+
+def test_a_module_a_worker_fails_on_is_compiled_again_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def in_workers_only(name: str, in_worker: bool) -> None:
+        if in_worker and name == "m9.pell":
+            raise MemoryError
+        if in_worker and name == "m20.pell":
+            os._exit(1)  # a worker that dies: the pool is broken, the rest is compiled here
+
+    log = _workers(monkeypatch, tmp_path, in_workers_only)
+    serial, parallel = _serial_and_parallel(tmp_path, capsys)
+    assert serial == parallel and serial[0] == 1
+    assert _files(tmp_path / "out1") == _files(tmp_path / "out2")
+    compiled_here = [
+        name
+        for pid, name in (line.split() for line in log.read_text("utf-8").splitlines()[30:])
+        if int(pid) == os.getpid()
+    ]
+    assert "m9.pell" in compiled_here and "m20.pell" in compiled_here
+
+
+def test_a_pool_that_cannot_start_leaves_the_build_serial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _workers(monkeypatch, tmp_path, lambda name, in_worker: None)
+
+    def no_pool(*args: object) -> object:
+        raise OSError(38, "Function not implemented")  # as without /dev/shm
+
+    monkeypatch.setattr(pell.build, "_pool", no_pool)
+    serial, parallel = _serial_and_parallel(tmp_path, capsys)
+    assert serial == parallel
+    assert _files(tmp_path / "out1") == _files(tmp_path / "out2")
+    assert not _in_workers(log)
+
+
+def test_ctrl_c_during_a_parallel_build_writes_nothing_and_stops_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _workers(monkeypatch, tmp_path, lambda name, in_worker: None)
+    src, out = _project(tmp_path / "project"), tmp_path / "out"
+
+    def interrupt(number: int, total: int, unit: pell.build.SourceUnit) -> None:
+        if number == 10:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        build_tree([src], out, progress=interrupt, jobs=2)
+    assert not [p for p in out.rglob("*") if p.is_file()]
+    assert not multiprocessing.active_children()
+
+
+def test_small_builds_start_no_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    src = _project(tmp_path / "project")
+
+    def no_pool(*args: object) -> object:
+        raise AssertionError("a pool was started")
+
+    monkeypatch.setattr(pell.build, "_pool", no_pool)
+    # 30 small modules hold fewer characters than the threshold
+    assert sum(len(p.read_text("utf-8")) for p in src.rglob("*.pell")) < 30_000
+    build_tree([src], tmp_path / "out", jobs=8)
+    # -j 1 is one process whatever the size
+    monkeypatch.setattr(pell.build, "PARALLEL_THRESHOLD", 0)
+    build_tree([src], tmp_path / "out2", jobs=1)
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        build_tree([src], tmp_path / "out3", jobs=0)
+    assert not (tmp_path / "out3").exists()
+
+
+def test_workers_started_afresh_build_what_forked_ones_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where workers cannot be forked (macOS, Windows, a process with threads) they are
+    spawned, and make the project again from its texts."""
+    src = _project(tmp_path / "project", modules=12)
+    build_tree([src], tmp_path / "out1", jobs=1)
+    monkeypatch.setattr(pell.build, "_can_fork", lambda: False)
+    monkeypatch.setattr(pell.build, "SPAWNED_THRESHOLD", 0)
+    started = []
+    real_pool = pell.build._pool
+
+    def pool(workers: int, project: Project, forking: bool) -> object:
+        started.append(forking)
+        return real_pool(workers, project, forking)
+
+    monkeypatch.setattr(pell.build, "_pool", pool)
+    (tmp_path / "project" / "pell-error-codes.json").unlink()
+    build_tree([src], tmp_path / "out2", jobs=2)
+    assert started == [False]
+    assert _files(tmp_path / "out1") == _files(tmp_path / "out2")
+
+
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_jobs_must_be_a_whole_number_of_one_or_more(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], jobs: str
+) -> None:
+    src = _tree(tmp_path)
+    assert main(["build", str(src), "-d", str(tmp_path / "out"), f"--jobs={jobs}"]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"pellc build: error: argument -j/--jobs: must be a whole number of 1 or more, not {jobs!r}"
+    )
+    assert not (tmp_path / "out").exists()
