@@ -284,7 +284,7 @@ class FnLowerer(ExpressionLowerer):
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         """`target := value`, field by field for record literals, INTO for queries."""
         not_found = self.not_found_of(value)
-        value = _unwrap_value(value)
+        value = unwrap_value(value)
         root = target.split(".")[0]
         if isinstance(value, ast.RecordLit) and not _refers_to(value, root, self.analysis):
             for init in value.fields:
@@ -402,7 +402,7 @@ class FnLowerer(ExpressionLowerer):
             target = self.lower(expr.target)
             value = expr.args[0]
             element = self.type_of(value)
-            if isinstance(_unwrap_value(value), ast.RecordLit):
+            if isinstance(unwrap_value(value), ast.RecordLit):
                 # field by field into a temporary: each `COUNT + 1` would be another element
                 temporary = self.temp(element)
                 self.store(temporary, value, element)
@@ -530,7 +530,7 @@ class FnLowerer(ExpressionLowerer):
         self.emit(plsql.Continue())
 
     def stmt_return(self, stmt: ast.Return) -> None:
-        value = _unwrap_value(stmt.value) if stmt.value is not None else None
+        value = unwrap_value(stmt.value) if stmt.value is not None else None
         if isinstance(value, ast.Wrap) and value.kind == "Err":
             self.emit(self.raise_statement(value))
             return
@@ -567,7 +567,7 @@ class FnLowerer(ExpressionLowerer):
         returns = self.fn.returns
         assert isinstance(returns, t.ListType)
         element = returns.element
-        value = _unwrap_value(stmt.value)
+        value = unwrap_value(stmt.value)
         if not isinstance(element, t.RecordType):
             self.emit(plsql.PipeRow(self.lower(value)))
             return
@@ -694,7 +694,7 @@ STATEMENT_SQL: dict[type[ast.Node], Callable[[FnLowerer, Any], None]] = {
 }
 
 
-def _unwrap_value(expr: ast.Expr) -> ast.Expr:
+def unwrap_value(expr: ast.Expr) -> ast.Expr:
     """`Ok(e)`, `Some(e)` and `e?` are `e` once lowered."""
     while True:
         if isinstance(expr, ast.Wrap) and expr.kind in ("Ok", "Some") and expr.value is not None:

@@ -17,7 +17,7 @@ from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, quote_text
-from pell.codegen.subprograms import spliced_sql
+from pell.codegen.subprograms import spliced_sql, unwrap_value
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -176,7 +176,7 @@ class PgFnLowerer:
 
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         not_found = self.not_found_of(value)
-        value = _unwrap_value(value)
+        value = unwrap_value(value)
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
             return
@@ -319,7 +319,7 @@ class PgFnLowerer:
         self.line("CONTINUE;")
 
     def stmt_return(self, stmt: ast.Return) -> None:
-        value = _unwrap_value(stmt.value) if stmt.value is not None else None
+        value = unwrap_value(stmt.value) if stmt.value is not None else None
         if isinstance(value, ast.Wrap) and value.kind == "Err":
             self.line(self.raise_statement(value))
             return
@@ -342,7 +342,7 @@ class PgFnLowerer:
         self.line(f"RETURN {self.lower(value)};")
 
     def stmt_yield(self, stmt: ast.Yield) -> None:
-        self.line(f"RETURN NEXT {self.lower(_unwrap_value(stmt.value))};")
+        self.line(f"RETURN NEXT {self.lower(unwrap_value(stmt.value))};")
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         raise self.unsupported("a `transaction { }` block", stmt.span)
@@ -626,16 +626,6 @@ class PgFnLowerer:
 
     def sqlblock(self, expr: ast.SqlBlock) -> Lowered:
         raise self.unsupported("a `sql! { }` without a terminator as a value", expr.span)
-
-
-def _unwrap_value(expr: ast.Expr) -> ast.Expr:
-    while True:
-        if isinstance(expr, ast.Wrap) and expr.kind in ("Ok", "Some") and expr.value is not None:
-            expr = expr.value
-        elif isinstance(expr, ast.Propagate):
-            expr = expr.operand
-        else:
-            return expr
 
 
 def _indent_more(text: str) -> str:
