@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pell.checker.imports import ModuleIndex
     from pell.checker.retry_facts import ModuleFacts
     from pell.codegen import LoweredModule
+    from pell.postgres import PgModule
 
 # Limits that keep every input answered with diagnostics rather than a crash.
 MAX_SOURCE_CHARS = 10_000_000  # about 25 times the largest module of the benchmark
@@ -37,8 +38,8 @@ class CompileResult:
     source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
     # What its fns commit and call: a build joins these to check retries across modules.
     retry_facts: ModuleFacts | None = None
-    # The module as PL/SQL statement trees: what `pell.verify` runs.
-    lowered: LoweredModule | None = None
+    # The module as PL/SQL (or PL/pgSQL) statement trees: what `pell.verify` runs.
+    lowered: LoweredModule | PgModule | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,10 +95,12 @@ def compile(
     if target == "postgres":
         from pell.postgres import lower_module
 
-        sql, problems = lower_module(checked, pg_header(filename, text, version))
-        if sql is None:
+        pg, problems = lower_module(checked, pg_header(filename, text, version))
+        if pg is None:
             return CompileResult(source, None, tuple(diagnostics + settle(problems)), module)
-        return CompileResult(source, sql, tuple(diagnostics), module, None, checked.retry_facts)
+        return CompileResult(
+            source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg
+        )
     lowered = lower(checked, target)
     sql, origins = print_module(lowered, header(filename, text, version, target))
     lines = source_map(source, sql, origins)

@@ -82,6 +82,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "pellc verify: a ROLLBACK TO a savepoint that is not there (ORA-01086)",
     ),
+    "verify-transaction-control": (
+        Severity.ERROR,
+        "pellc verify: a COMMIT, ROLLBACK or SET TRANSACTION PostgreSQL refuses where it stands",
+    ),
     "verify-attempts": (
         Severity.ERROR,
         "pellc verify: more attempts, or more sleep, than the retry policy allows",

@@ -8,6 +8,7 @@ was lowered from (-1: none), which the printer marks on each line for the source
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +36,7 @@ class ExceptionName:
     text: str
     oracle_code: int | None = None  # e_pell_deadlock -> -60; NO_DATA_FOUND -> 100
     pell_error: tuple[tuple[str, ...], str] | None = None  # (module path, error name)
+    sqlstate: str | None = None  # PostgreSQL: deadlock_detected -> 40P01
 
     @property
     def others(self) -> bool:
@@ -99,7 +101,19 @@ class Opaque:
         return self.sql
 
 
-Condition = AttemptsExhausted | IsPanic | TransactionOpen | FlagSet | Opaque
+@dataclass(frozen=True, slots=True)
+class NotPellError:
+    """PostgreSQL: `SQLSTATE <> ALL (ARRAY[...])`, the error in hand is none of these Pell
+    errors (their SQLSTATEs are numbered by the build, so the runtime schema names them)."""
+
+    errors: tuple[tuple[tuple[str, ...], str], ...]
+    sql: str
+
+    def text(self) -> str:
+        return self.sql
+
+
+Condition = AttemptsExhausted | IsPanic | TransactionOpen | FlagSet | NotPellError | Opaque
 
 
 # ---- statements ---------------------------------------------------------------------------------
@@ -235,6 +249,7 @@ class Return:
 
 @dataclass(slots=True)
 class Exit:
+    label: str = ""  # PostgreSQL: `EXIT label;` leaves the loop or block of that label
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -302,6 +317,7 @@ class RetryLoop:
     """The LOOP of a retried fn: each pass is one attempt."""
 
     body: list[Stmt]
+    label: str = ""  # PostgreSQL: `<<label>>` before it, for `EXIT label`
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -317,6 +333,7 @@ class Block:
 
     body: list[Stmt]
     handlers: list[Handler] = field(default_factory=list)
+    label: str = ""  # PostgreSQL: `<<label>>` before it, for `EXIT label`
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -383,6 +400,8 @@ class Subprogram:
     handlers: list[Handler] = field(default_factory=list)
     autonomous: bool = False
     retry: RetryPolicy | None = None
+    # PostgreSQL: a PROCEDURE may COMMIT and ROLLBACK, a FUNCTION may not
+    transaction_control: bool = True
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -392,13 +411,16 @@ class Subprogram:
 class Printer:
     """Statements -> lines, each indented relative to its parent and marked with its origin."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: str = "oracle", marks: bool = True) -> None:
         self.lines: list[str] = []
+        self.target = target
+        self.marks = marks  # False: no source markers (the postgres target has no source map)
+        self.table = POSTGRES_PRINTERS if target == "postgres" else PRINTERS
 
     def line(self, depth: int, origin: int, text: str) -> None:
         """`text` at `depth`; its continuation lines (multi-line SQL) are already indented
         relative to the first, and get the same depth on top."""
-        marker = source_marker(origin)
+        marker = source_marker(origin) if self.marks else ""
         indent = INDENT * depth
         first, *rest = text.split("\n")
         self.lines.append(indent + marker + first)
@@ -407,7 +429,7 @@ class Printer:
 
     def statements(self, stmts: list[Stmt], depth: int) -> None:
         for stmt in stmts:
-            PRINTERS[type(stmt)](self, stmt, depth)
+            self.table[type(stmt)](self, stmt, depth)
 
     def handlers(self, handlers: list[Handler], depth: int, origin: int) -> None:
         if not handlers:
@@ -473,7 +495,7 @@ class Printer:
         self.line(depth, stmt.origin, f"RETURN{value};")
 
     def exit(self, stmt: Exit, depth: int) -> None:
-        self.line(depth, stmt.origin, "EXIT;")
+        self.line(depth, stmt.origin, f"EXIT {stmt.label};" if stmt.label else "EXIT;")
 
     def exit_when(self, stmt: ExitWhen, depth: int) -> None:
         test = stmt.condition.text() if stmt.holds else f"NOT ({stmt.condition.text()})"
@@ -488,7 +510,7 @@ class Printer:
     def if_(self, stmt: If, depth: int) -> None:
         if stmt.one_line:
             branch = stmt.branches[0]
-            inner = " ".join(one_line_text(s) for s in branch.body)
+            inner = " ".join(self.one_line_text(s) for s in branch.body)
             self.line(depth, stmt.origin, f"IF {branch.condition.text()} THEN {inner} END IF;")
             return
         for index, branch in enumerate(stmt.branches):
@@ -517,15 +539,45 @@ class Printer:
         self.line(depth, stmt.origin, "END LOOP;")
 
     def retry_loop(self, stmt: RetryLoop, depth: int) -> None:
+        if stmt.label:
+            self.line(depth, stmt.origin, f"<<{stmt.label}>>")
         self.line(depth, stmt.origin, "LOOP")
         self.statements(stmt.body, depth + 1)
         self.line(depth, stmt.origin, "END LOOP;")
 
     def block(self, stmt: Block, depth: int) -> None:
+        if stmt.label:
+            self.line(depth, stmt.origin, f"<<{stmt.label}>>")
         self.line(depth, stmt.origin, "BEGIN")
         self.statements(stmt.body, depth + 1)
         self.handlers(stmt.handlers, depth, stmt.origin)
         self.line(depth, stmt.origin, "END;")
+
+    def one_line_text(self, stmt: Stmt) -> str:
+        """A simple statement's text, for `IF c THEN ... END IF;` on one line."""
+        printer = Printer(self.target, self.marks)
+        printer.table[type(stmt)](printer, stmt, 0)
+        assert len(printer.lines) == 1, "only simple statements fit on one line"
+        return printer.lines[0]
+
+    # -- PL/pgSQL's forms, where they differ (PostgreSQL 15 docs, chapter 43)
+
+    def raise_error_postgres(self, stmt: RaiseError, depth: int) -> None:
+        self.line(
+            depth,
+            stmt.origin,
+            f"RAISE EXCEPTION USING ERRCODE = {stmt.code}, MESSAGE = {stmt.message};",
+        )
+
+    def pipe_row_postgres(self, stmt: PipeRow, depth: int) -> None:
+        self.line(depth, stmt.origin, f"RETURN NEXT {stmt.value};")
+
+    def cursor_loop_postgres(self, stmt: CursorLoop, depth: int) -> None:
+        """`FOR r IN query LOOP`: a query of several lines goes on, one level in."""
+        query = re.sub(r"\n(?=.)", "\n" + INDENT, stmt.query.text)
+        self.line(depth, stmt.origin, f"FOR {stmt.variable} IN {query} LOOP")
+        self.statements(stmt.body, depth + 1)
+        self.line(depth, stmt.origin, "END LOOP;")
 
     # -- declarations
 
@@ -541,12 +593,6 @@ class Printer:
             self.lines.append(f"END {declaration.name};")
 
 
-def one_line_text(stmt: Stmt) -> str:
-    """A simple statement's text, for `IF c THEN ... END IF;` on one line."""
-    printer = Printer()
-    PRINTERS[type(stmt)](printer, stmt, 0)
-    assert len(printer.lines) == 1, "only simple statements fit on one line"
-    return printer.lines[0]
 
 
 # One entry per class of Stmt (a test checks that it covers the union).
@@ -577,6 +623,12 @@ PRINTERS: dict[type, Callable[[Printer, Any, int], None]] = {
     CursorLoop: Printer.cursor_loop,
     RetryLoop: Printer.retry_loop,
     Block: Printer.block,
+}
+POSTGRES_PRINTERS: dict[type, Callable[[Printer, Any, int], None]] = {
+    **PRINTERS,
+    RaiseError: Printer.raise_error_postgres,
+    PipeRow: Printer.pipe_row_postgres,
+    CursorLoop: Printer.cursor_loop_postgres,
 }
 
 

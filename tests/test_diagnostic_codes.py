@@ -20,6 +20,9 @@ TESTED_ELSEWHERE = {
     "verify-leaked-work": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
     "verify-no-savepoint": "test_verify.py::test_a_user_rollback_to_a_missing_savepoint_is_an_error",
     "verify-attempts": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
+    "verify-transaction-control": (
+        "test_verify_postgres.py::test_a_planted_defect_is_found_where_it_is"
+    ),
     "verify-retried-error": "test_verify.py::test_a_planted_defect_is_found_where_it_is",
     "verify-repeated-effect": "test_verify.py::test_the_lowered_trees_have_no_violation",
     # a project's codes need several files

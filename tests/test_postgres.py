@@ -635,3 +635,67 @@ def test_a_pipelined_fn_with_finally_returns_its_rows_then_cleans_up(dsn: str) -
     with psycopg.connect(dsn, autocommit=True) as connection:
         assert connection.execute("select * from pf.ids(9)").fetchall() == [(1,), (2,)]
         assert connection.execute("select last_value from cleanups").fetchone() == (1,)
+
+
+MODEL_RULES = """
+create table model_rules (n int);
+create function model_rules_commit_in_function() returns void language plpgsql as $$
+begin
+  insert into model_rules values (1);
+  commit;
+end $$;
+create procedure model_rules_commit_in_handler_block() language plpgsql as $$
+begin
+  begin
+    insert into model_rules values (2);
+    commit;
+  exception when deadlock_detected then
+    null;
+  end;
+end $$;
+create procedure model_rules_late_isolation() language plpgsql as $$
+begin
+  insert into model_rules values (3);
+  set transaction isolation level serializable;
+end $$;
+create procedure model_rules_subtransaction() language plpgsql as $$
+begin
+  insert into model_rules values (4);
+  begin
+    insert into model_rules values (5);
+    perform 1 / 0;
+  exception when division_by_zero then
+    null;
+  end;
+end $$;
+"""
+
+
+def test_the_rules_of_the_verifiers_postgres_model_hold_on_the_server(dsn: str) -> None:
+    """docs/verify.md, "PostgreSQL": each rule pell.verify follows for this target, observed."""
+    errors = psycopg.errors
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(MODEL_RULES)
+        # [P1] an error caught by a block's handler undoes that block's work only
+        connection.execute("call model_rules_subtransaction()")
+        assert connection.execute("select n from model_rules").fetchall() == [(4,)]
+        # [P3] no COMMIT in a block with handlers; [P4] none in a function; both 2D000
+        with pytest.raises(errors.InvalidTransactionTermination):
+            connection.execute("call model_rules_commit_in_handler_block()")
+        with pytest.raises(errors.InvalidTransactionTermination):
+            connection.execute("select model_rules_commit_in_function()")
+        # [P4] SET TRANSACTION after a statement of the transaction: 25001
+        with pytest.raises(errors.ActiveSqlTransaction):
+            connection.execute("call model_rules_late_isolation()")
+        # each failed CALL took its work with it
+        assert connection.execute("select n from model_rules").fetchall() == [(4,)]
+    # [P5] a CALL in the client's transaction block may not end it; [P6] an error aborts the
+    # whole transaction, the client's earlier work with it
+    with psycopg.connect(dsn) as connection:
+        connection.execute("insert into model_rules values (6)")
+        with pytest.raises(errors.InvalidTransactionTermination):
+            connection.execute("do $$ begin commit; end $$")
+        with pytest.raises(errors.InFailedSqlTransaction):
+            connection.execute("select 1")
+        connection.rollback()
+        assert connection.execute("select count(*) from model_rules where n = 6").fetchone() == (0,)

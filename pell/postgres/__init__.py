@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import dataclass
 
-from pell import ast, naming
+from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import Diagnostic
@@ -19,7 +20,16 @@ from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
 
-__all__ = ["lower_module", "runtime_sql"]
+__all__ = ["PgModule", "lower_module", "runtime_sql"]
+
+
+@dataclass(frozen=True, slots=True)
+class PgModule:
+    """A module lowered to PL/pgSQL: its script, and its fns as statement trees (what
+    `pell.verify` runs under PostgreSQL's rules)."""
+
+    sql: str
+    subprograms: tuple[plsql.Subprogram, ...]
 
 
 def _record_ddl(checked: CheckedModule, schema: str, name: str) -> list[str]:
@@ -81,8 +91,9 @@ def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
     return f"FUNCTION {schema}.{fn_name(fn.decl.name)}({params}) RETURNS {returns}"
 
 
-def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[Diagnostic]]:
-    """The module's PL/pgSQL script, or the located `unsupported` errors that prevent one."""
+def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, list[Diagnostic]]:
+    """The module's PL/pgSQL script and trees, or the located `unsupported` errors that
+    prevent them."""
     diagnostics: list[Diagnostic] = []
     module = checked.module
     schema = schema_of(module.path, module.chosen_package)
@@ -90,9 +101,10 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
         if isinstance(item, ast.Sequence) and "::" in item.name:
             diagnostics.append(_unsupported("a sequence of another schema", item.span))
     functions: list[str] = []
+    subprograms: list[plsql.Subprogram] = []
     for name, fn in checked.fns.items():
         try:
-            body = PgFnLowerer(checked, fn, checked.analyses[name], schema).lower_fn()
+            body, tree = PgFnLowerer(checked, fn, checked.analyses[name], schema).lower_fn()
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
@@ -101,6 +113,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
         volatility = " IMMUTABLE" if deterministic and not is_procedure(fn) else ""
         # the body's dollar quote must not occur in it (a string or SQL of the user's)
         quote = next(q for q in _dollar_quotes() if q not in body)
+        subprograms.append(tree)
         functions.append(
             f"CREATE OR REPLACE {_signature(fn, checked, schema)}\n"
             f"LANGUAGE plpgsql{volatility} AS {quote}\n{body}\n{quote};"
@@ -111,7 +124,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[str | None, list[
     for name in _record_order(checked):
         parts += _record_ddl(checked, schema, name)
     parts += functions
-    return "\n\n".join(parts) + "\n", []
+    return PgModule("\n\n".join(parts) + "\n", tuple(subprograms)), []
 
 
 def _dollar_quotes() -> Iterator[str]:

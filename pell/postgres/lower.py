@@ -1,4 +1,5 @@
-"""One fn -> the body of a PL/pgSQL function (between `$pell$` quotes), from the checker's
+"""One fn -> a PL/pgSQL statement tree (`pell.plsql`, printed by its postgres printer
+between `$pell$` quotes; what `pell.verify` runs under PostgreSQL's rules), from the checker's
 analysis. PostgreSQL's rules differ from Oracle's where it matters here (PostgreSQL 15 docs,
 chapter 43 "PL/pgSQL"): text '' is not NULL and `'a' || NULL` is NULL (concat() ignores
 NULL, as Oracle's || does); SELECT INTO without STRICT takes the first row or NULLs; a
@@ -7,11 +8,12 @@ BEGIN ... EXCEPTION block is a subtransaction, rolled back when its handler runs
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
-from pell import ast, naming, sqltext
+from pell import ast, naming, plsql, sqltext
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
@@ -33,6 +35,11 @@ from pell.precedence import (
 )
 
 INDENT = "  "
+StmtT = TypeVar("StmtT", bound=plsql.Stmt)
+# `print(x)` is a NOTICE: the verifier knows it by the call Pell wrote, a message no rollback
+# takes back
+PRINT_CALL = ("dbms_output", "put_line")
+NO_DATA_FOUND = plsql.ExceptionName("no_data_found", sqlstate="P0002")
 
 
 class Unsupported(Exception):
@@ -52,8 +59,9 @@ class PgFnLowerer:
         self.fn = fn
         self.analysis = analysis
         self.schema = schema
-        self.lines: list[str] = []
-        self.depth = 1
+        self.out: list[plsql.Stmt] = []  # where `emit` appends: the statement list being built
+        self.calls: list[tuple[str, ...]] = []  # Pell calls lowered since the last statement
+        self.origin = fn.decl.name_span.start  # the statement being lowered
         self.declarations: list[str] = []
         self.taken = {s.plsql for s in analysis.locals} | set(naming.RESERVED_LOCALS)
         self.taken |= {naming.param_name(p.decl.name) for p in fn.params}
@@ -64,18 +72,57 @@ class PgFnLowerer:
         self.returns_into = ""
         self.return_exit = ""
 
-    # -- output
+    # -- building the tree
 
-    def line(self, text: str) -> None:
-        for piece in text.split("\n"):
-            self.lines.append(INDENT * self.depth + piece if piece else "")
+    def emit(self, node: plsql.Stmt) -> None:
+        """Append `node`, marked with the statement it comes from; the calls lowered since the
+        last statement are its calls."""
+        if self.calls and isinstance(
+            node, plsql.Assign | plsql.Exec | plsql.Return | plsql.PipeRow | plsql.Loop
+        ):
+            node.calls = self.take_calls()
+        node.origin = self.origin
+        self.out.append(node)
 
-    def indented(self, produce: Callable[[], object]) -> None:
-        self.depth += 1
+    def take_calls(self) -> tuple[tuple[str, ...], ...]:
+        calls = tuple(self.calls)
+        self.calls.clear()
+        return calls
+
+    def collect(self, produce: Callable[[], object]) -> list[plsql.Stmt]:
+        """The statements `produce` emits, in a list of their own."""
+        saved, self.out = self.out, []
         try:
             produce()
+            return self.out
         finally:
-            self.depth -= 1
+            self.out = saved
+
+    def condition(self, expr: ast.Expr) -> tuple[list[plsql.Stmt], plsql.Opaque]:
+        """A condition, and the statements its lowering needs first (a query into a
+        temporary)."""
+        saved, self.out = self.out, []
+        try:
+            text = self.lower(expr)
+            return self.out, plsql.Opaque(text, self.take_calls())
+        finally:
+            self.out = saved
+
+    def sql(
+        self, block: ast.SqlBlock, text: str, into: tuple[str, ...] = ()
+    ) -> plsql.Sql:
+        """Embedded SQL as printed, with what the verifier reads. Nothing here ends a
+        transaction: DDL is transactional in PostgreSQL, and COMMIT is refused (`sql_text`)."""
+        tokens = sqltext.analyse(block.text).tokens
+        words = tuple(token.text.lower() for token in tokens)
+        return plsql.Sql(
+            text,
+            verb=words[0] if words else "",
+            into=into,
+            binds=tuple(replacement for _, replacement in self.analysis.binds[id(block)]),
+            summary=" ".join(token.text for token in tokens[:3]),
+            words=words,
+        )
 
     def unsupported(self, what: str, span: ast.Span | None = None) -> Unsupported:
         return Unsupported(what, span if span is not None else self.span)
@@ -97,7 +144,8 @@ class PgFnLowerer:
 
     # -- the whole function
 
-    def lower_fn(self) -> str:
+    def lower_fn(self) -> tuple[str, plsql.Subprogram]:
+        """The function's text between its dollar quotes, and its tree for the verifier."""
         decl = self.fn.decl
         names = {a.name for a in decl.annotations}
         for annotation in ("autonomous", "result_cache", "udf"):
@@ -111,16 +159,34 @@ class PgFnLowerer:
             self.declarations.append(
                 f"{symbol.plsql} {self.sql_type(symbol.type, symbol.span)}{initial};"
             )
-        if self.fn.retry is not None:
-            lower_retry(self)
-        elif decl.finally_body is not None:
-            self.with_finally(decl.body, decl.finally_body)
-        else:
-            self.block(decl.body)
-        if self.analysis.falls_through and self.fn.pipelined:
-            self.line("RETURN;")
+
+        def body() -> None:
+            if self.fn.retry is not None:
+                lower_retry(self)
+            elif decl.finally_body is not None:
+                self.with_finally(decl.body, decl.finally_body)
+            else:
+                self.block(decl.body)
+            if self.analysis.falls_through and self.fn.pipelined:
+                self.emit(plsql.Return())
+
+        statements = self.collect(body)
+        printer = plsql.Printer("postgres", marks=False)
+        printer.statements(statements, 1)
         declare = ["DECLARE", *(INDENT + d for d in self.declarations)] if self.declarations else []
-        return "\n".join([*declare, "BEGIN", *self.lines, "END;"])
+        text = "\n".join([*declare, "BEGIN", *printer.lines, "END;"])
+        subprogram = plsql.Subprogram(
+            self.checked.module.path,
+            decl.name,
+            f"{self.schema}.{fn_name(decl.name)}",
+            "",
+            [plsql.Variable(d) for d in self.declarations],
+            statements,
+            retry=self.fn.retry,
+            transaction_control=is_procedure(self.fn),
+            origin=decl.name_span.start,
+        )
+        return text, subprogram
 
     def with_finally(self, body: ast.Block, cleanup: ast.Block) -> None:
         """The body in a labelled block; the cleanup once after it, and once before an error
@@ -134,34 +200,42 @@ class PgFnLowerer:
             # (a set-returning function's rows are already out: it ends without a value)
             self.declarations.append(f"{naming.RESULT_VARIABLE} {self.sql_type(self.fn.returns)};")
             self.returns_into = naming.RESULT_VARIABLE
-        self.line(f"<<{label}>>")
-        self.line("BEGIN")
-        self.nested(body)
-        self.line("EXCEPTION WHEN OTHERS THEN")
-        self.indented(lambda: self.block(cleanup))
-        self.indented(lambda: self.line("RAISE;"))
-        self.line("END;")
+        statements = self.nested(body)
+        on_error = [*self.nested(cleanup), self.at(plsql.Raise())]
+        handlers = [plsql.Handler([plsql.OTHERS], on_error)]
+        self.emit(plsql.Block(statements, handlers, label=label))
         self.block(cleanup)
         if self.returns_into == naming.RESULT_VARIABLE:
-            self.line(f"RETURN {naming.RESULT_VARIABLE};")
+            self.emit(plsql.Return(naming.RESULT_VARIABLE))
+
+    def at(self, node: StmtT) -> StmtT:
+        """`node`, marked with the statement being lowered (for a list not built by emit)."""
+        node.origin = self.origin
+        return node
 
     # -- statements
 
     def block(self, block: ast.Block) -> None:
         if not block.stmts:
-            self.line("NULL;")
+            self.emit(plsql.Null())
         for stmt in block.stmts:
             self.span = stmt.span
+            self.origin = stmt.span.start
             STATEMENTS[type(stmt)](self, stmt)
 
-    def nested(self, block: ast.Block) -> None:
-        self.indented(lambda: self.block(block))
+    def nested(self, block: ast.Block) -> list[plsql.Stmt]:
+        """The statements of `block`; the statement that holds it stays the one lowered."""
+        origin = self.origin
+        try:
+            return self.collect(lambda: self.block(block))
+        finally:
+            self.origin = origin
 
     def stmt_let(self, stmt: ast.Let) -> None:
         symbol = self.analysis.bindings[id(stmt)]
         if stmt.value is None:
             empty = "'{}'" if isinstance(symbol.type, t.ListType) else "NULL"
-            self.line(f"{symbol.plsql} := {empty};")
+            self.emit(plsql.Assign(symbol.plsql, empty))
         else:
             self.store(symbol.plsql, stmt.value, symbol.type)
 
@@ -180,7 +254,7 @@ class PgFnLowerer:
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
             return
-        self.line(f"{target} := {self.lower(value)};")
+        self.emit(plsql.Assign(target, self.lower(value)))
 
     def store_query(
         self,
@@ -193,30 +267,33 @@ class PgFnLowerer:
         terminator = names[-1]
         lock = " FOR UPDATE" if "for_update" in names else ""
         if terminator == "rowcount":
-            self.line(self.sql_text(block) + ";")
-            self.line(f"GET DIAGNOSTICS {target} = ROW_COUNT;")
+            self.emit(self.sql(block, self.sql_text(block)))
+            self.emit(plsql.Exec(f"GET DIAGNOSTICS {target} = ROW_COUNT"))
         elif "returning" in names:
-            self.line(self.sql_text(block, suffix=f" INTO STRICT {target}") + ";")
+            text = self.sql_text(block, suffix=f" INTO STRICT {target}")
+            self.emit(self.sql(block, text, (target,)))
         elif terminator == "collect":
             query = self.sql_text(block, suffix=lock)
             element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
             if isinstance(element, t.RecordType):
                 row = f"ROW(pell_q.*)::{self.sql_type(element)}"
                 query = f"SELECT {row} FROM ({_indent_more(query)}) pell_q"
-            self.line(f"{target} := ARRAY({_indent_more(query)});")
+            # the query is a site the verifier fails, then the assignment
+            self.emit(self.sql(block, f"{target} := ARRAY({_indent_more(query)})", (target,)))
         elif terminator == "first":
             # INTO without STRICT: the first row, or NULL (every field NULL) when none
-            self.line(self.sql_text(block, into=target, suffix=lock) + ";")
+            text = self.sql_text(block, into=target, suffix=lock)
+            self.emit(self.sql(block, text, (target,)))
         else:
-            query = self.sql_text(block, into=target, strict=True, suffix=lock) + ";"
+            text = self.sql_text(block, into=target, strict=True, suffix=lock)
+            statement = self.sql(block, text, (target,))
             if not_found is None:
-                self.line(query)
+                self.emit(statement)
                 return
-            self.line("BEGIN")
-            self.indented(lambda: self.line(query))
-            self.line("EXCEPTION WHEN no_data_found THEN")
-            self.indented(lambda: self.line(self.raise_error(*not_found)))
-            self.line("END;")
+            # the block is a subtransaction of its own: nothing to undo in a SELECT
+            raised = self.at(self.raise_error(*not_found))
+            handler = plsql.Handler([NO_DATA_FOUND], [raised])
+            self.emit(plsql.Block([self.at(statement)], [handler]))
 
     def not_found_of(
         self, value: ast.Expr
@@ -232,41 +309,54 @@ class PgFnLowerer:
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
         if (chain := sql_chain(expr)) is not None:
-            self.line(self.sql_text(chain[0]) + ";")
+            self.emit(self.sql(chain[0], self.sql_text(chain[0])))
             return
         if isinstance(expr, ast.MethodCall) and expr.name == "append":
             target = self.lower(expr.target)
-            self.line(f"{target} := array_append({target}, {self.lower(expr.args[0])});")
+            self.emit(plsql.Assign(target, f"array_append({target}, {self.lower(expr.args[0])})"))
             return
-        if isinstance(expr, ast.Call) and expr.callee.path == ("dbms_output", "put_line"):
+        if isinstance(expr, ast.Call) and expr.callee.path == PRINT_CALL:
             # `print(x)`: a NOTICE, PostgreSQL's message to the client
-            self.line(f"RAISE NOTICE '%', {self.lower(expr.args[0])};")
+            value = self.lower(expr.args[0])
+            self.calls.append(PRINT_CALL)
+            self.emit(plsql.Exec(f"RAISE NOTICE '%', {value}"))
             return
         if isinstance(expr, ast.Wrap) and expr.kind == "Err":
-            self.line(self.raise_statement(expr))
+            self.emit(self.raise_statement(expr))
             return
         if isinstance(expr, ast.Call) and (called := self.callee(expr)) and is_procedure(called):
             self.lower(expr)  # writes the CALL
             return
-        self.line(f"PERFORM {self.lower(expr)};")
+        self.emit(plsql.Exec(f"PERFORM {self.lower(expr)}"))
 
     def stmt_if(self, stmt: ast.If) -> None:
-        self.line(f"IF {self.lower(stmt.condition)} THEN")
-        self.nested(stmt.then)
+        prelude, condition = self.condition(stmt.condition)
+        for node in prelude:
+            self.out.append(node)
+        branches = [plsql.Branch(condition, self.nested(stmt.then))]
         otherwise = stmt.otherwise
         while isinstance(otherwise, ast.If):
-            self.line(f"ELSIF {self.lower(otherwise.condition)} THEN")
-            self.nested(otherwise.then)
+            self.origin = otherwise.span.start
+            prelude, condition = self.condition(otherwise.condition)
+            if prelude:
+                # its query runs only when the branches before it did not: a nested IF
+                rest = [*prelude, *self.collect(functools.partial(self.stmt_if, otherwise))]
+                self.emit(plsql.If(branches, rest))
+                return
+            branches.append(plsql.Branch(condition, self.nested(otherwise.then)))
             otherwise = otherwise.otherwise
-        if otherwise is not None:
-            self.line("ELSE")
-            self.nested(otherwise)
-        self.line("END IF;")
+        self.origin = stmt.span.start
+        self.emit(plsql.If(branches, self.nested(otherwise) if otherwise is not None else None))
 
     def stmt_while(self, stmt: ast.While) -> None:
-        self.line(f"WHILE {self.lower(stmt.condition)} LOOP")
-        self.nested(stmt.body)
-        self.line("END LOOP;")
+        prelude, condition = self.condition(stmt.condition)
+        body = self.nested(stmt.body)
+        if prelude:
+            # a condition that needs a query first is tested at the top of each pass
+            test = self.at(plsql.ExitWhen(condition))
+            self.emit(plsql.Loop("", [*prelude, test, *body]))
+            return
+        self.emit(plsql.Loop(f"WHILE {condition.sql}", body, condition.calls))
 
     def stmt_for(self, stmt: ast.For) -> None:
         variable = self.analysis.bindings[id(stmt)]
@@ -280,76 +370,76 @@ class PgFnLowerer:
             chain = sql_chain(stmt.body.stmts[0].expr)  # type: ignore[union-attr]
             assert chain is not None
             text = self.sql_text(chain[0]).replace(naming.BULK_INDEX, index)
-            self.line(f"FOR {index} IN 1 .. coalesce(cardinality({items}), 0) LOOP")
-            self.indented(lambda: self.line(text + ";"))
-            self.line("END LOOP;")
+            statement = self.at(self.sql(chain[0], text))
+            head = f"FOR {index} IN 1 .. coalesce(cardinality({items}), 0)"
+            self.emit(plsql.Loop(head, [statement]))
             return
         if isinstance(source, ast.Range):
             end = self.lower_with_precedence(source.end)
             upper = end[0] if source.inclusive else f"{wrap(end, ADDITIVE)} - 1"
-            self.line(f"FOR {variable.plsql} IN {self.lower(source.start)} .. {upper} LOOP")
+            head = f"FOR {variable.plsql} IN {self.lower(source.start)} .. {upper}"
         elif isinstance(source, ast.MethodCall) and source.name == "indices":
             items = self.lower(source.target)
-            self.line(f"FOR {variable.plsql} IN 1 .. coalesce(cardinality({items}), 0) LOOP")
+            head = f"FOR {variable.plsql} IN 1 .. coalesce(cardinality({items}), 0)"
         elif (chain := sql_chain(source)) is not None and not chain[1]:
             # a cursor FOR loop needs its variable declared, as `record`
             self.declarations.append(f"{variable.plsql} record;")
-            self.line(f"FOR {variable.plsql} IN {_indent_more(self.sql_text(chain[0]))} LOOP")
+            query = self.at(self.sql(chain[0], self.sql_text(chain[0])))
+            self.emit(plsql.CursorLoop(variable.plsql, query, self.nested(stmt.body)))
+            return
         elif isinstance(self.type_of(source), t.ListType):
-            self.line(f"FOREACH {variable.plsql} IN ARRAY {self.lower(source)} LOOP")
+            head = f"FOREACH {variable.plsql} IN ARRAY {self.lower(source)}"
         elif isinstance(self.type_of(source), t.CursorType):
             # a refcursor the caller opened: FETCH until none is left, then CLOSE
             cursor = self.lower(source)
-            self.line("LOOP")
-            self.indented(lambda: self.line(f"FETCH {cursor} INTO {variable.plsql};"))
-            self.indented(lambda: self.line("EXIT WHEN NOT FOUND;"))
-            self.nested(stmt.body)
-            self.line("END LOOP;")
-            self.line(f"CLOSE {cursor};")
+            fetch = self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}"))
+            done = self.at(plsql.ExitWhen(plsql.Opaque("NOT FOUND"), holds=True))
+            self.emit(plsql.Loop("", [fetch, done, *self.nested(stmt.body)]))
+            self.emit(plsql.Exec(f"CLOSE {cursor}"))
             return
         else:
             raise self.unsupported("a `for` over this source", source.span)
-        self.nested(stmt.body)
-        self.line("END LOOP;")
+        calls = self.take_calls()  # the head's
+        self.emit(plsql.Loop(head, self.nested(stmt.body), calls))
 
     def stmt_break(self, stmt: ast.Break) -> None:
-        self.line("EXIT;")
+        self.emit(plsql.Exit())
 
     def stmt_continue(self, stmt: ast.Continue) -> None:
-        self.line("CONTINUE;")
+        self.emit(plsql.Continue())
 
     def stmt_return(self, stmt: ast.Return) -> None:
         value = unwrap_value(stmt.value) if stmt.value is not None else None
         if isinstance(value, ast.Wrap) and value.kind == "Err":
-            self.line(self.raise_statement(value))
+            self.emit(self.raise_statement(value))
             return
         if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
             self.store(self.returns_into, value, self.fn.returns)
         if self.return_exit:
-            self.line(f"EXIT {self.return_exit};")
+            self.emit(plsql.Exit(self.return_exit))
             return
         if self.returns_into:
-            self.line("RETURN;")
+            self.emit(plsql.Return())
             return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
-            self.line("RETURN;")
+            self.emit(plsql.Return())
             return
         if sql_chain(value) is not None:
             holder = self.temp(self.fn.returns)
             self.store(holder, value, self.fn.returns)
-            self.line(f"RETURN {holder};")
+            self.emit(plsql.Return(holder))
             return
-        self.line(f"RETURN {self.lower(value)};")
+        self.emit(plsql.Return(self.lower(value)))
 
     def stmt_yield(self, stmt: ast.Yield) -> None:
-        self.line(f"RETURN NEXT {self.lower(unwrap_value(stmt.value))};")
+        self.emit(plsql.PipeRow(self.lower(unwrap_value(stmt.value))))
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         raise self.unsupported("a `transaction { }` block", stmt.span)
 
     # -- errors
 
-    def raise_statement(self, err: ast.Wrap) -> str:
+    def raise_statement(self, err: ast.Wrap) -> plsql.RaiseError:
         value = err.value
         if isinstance(value, ast.RecordLit):
             given: dict[str, ast.Expr] = {init.name: init.value for init in value.fields}
@@ -360,7 +450,9 @@ class PgFnLowerer:
         fields = self.checked.error_info(name)[2]
         return self.raise_error(name, tuple((field, given.get(field)) for field in fields))
 
-    def raise_error(self, error: str, values: tuple[tuple[str, ast.Expr | str | None], ...]) -> str:
+    def raise_error(
+        self, error: str, values: tuple[tuple[str, ast.Expr | str | None], ...]
+    ) -> plsql.RaiseError:
         """RAISE with the error's SQLSTATE (named by the runtime schema) and the message Oracle
         gets: `<module>.<Error>: <fields as JSON>`."""
         module_path, own_name, _ = self.checked.error_info(error)
@@ -371,7 +463,7 @@ class PgFnLowerer:
         json = f"json_build_object({', '.join(pairs)})::text" if pairs else "'{}'"
         prefix = quote_text(f"{'.'.join(module_path)}.{own_name}: ")
         state = f"pell_runtime.{naming.exception_name(module_path, own_name)}()"
-        return f"RAISE EXCEPTION USING ERRCODE = {state}, MESSAGE = {prefix} || {json};"
+        return plsql.RaiseError(state, f"{prefix} || {json}", (module_path, own_name))
 
     # -- SQL
 
@@ -490,15 +582,15 @@ class PgFnLowerer:
         lowered += [
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
         ]
+        self.calls.append(path)
         if target is not None and is_procedure(target):
             # CALL assigns OUT and INOUT arguments back; a value comes in one more variable
+            holder = ""
             if target.is_function:
                 holder = self.temp(target.returns)
                 lowered.append(holder)
-                self.line(f"CALL {callee}({', '.join(lowered)});")
-                return holder, ATOM
-            self.line(f"CALL {callee}({', '.join(lowered)});")
-            return "", ATOM
+            self.emit(plsql.Exec(f"CALL {callee}({', '.join(lowered)})"))
+            return holder, ATOM
         return f"{callee}({', '.join(lowered)})", ATOM
 
     def callee(self, expr: ast.Call) -> FnInfo | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pell import naming
+from pell import naming, plsql
 from pell.codegen.expressions import quote_text
 from pell.postgres.names import is_procedure
 from pell.retry import ISOLATION_LEVELS, RetryPolicy, format_seconds, pell_errors_on
@@ -35,7 +35,7 @@ CONDITIONS: dict[str, tuple[str, ...]] = {
     "snapshot_too_old": ("snapshot_too_old",),
 }
 
-SQLSTATES = {
+SQLSTATES = {  # and what the verifier's model raises under each name
     "deadlock_detected": "40P01",
     "serialization_failure": "40001",
     "lock_not_available": "55P03",
@@ -73,11 +73,12 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
     lowerer.declarations.append(f"{attempt} integer := 0;")
     deadline = _deadline(lowerer, policy)
     saved = _saved_parameters(lowerer)
+    label = ""
     if policy.observe:
         # every way out restores application_name: a `return` leaves the loop by its label
         # and returns after it
         _save_application(lowerer)
-        lowerer.return_exit = ATTEMPTS_LABEL
+        label = lowerer.return_exit = ATTEMPTS_LABEL
         if lowerer.fn.is_function and not lowerer.returns_into:
             lowerer.declarations.append(
                 f"{RESULT_VARIABLE} {lowerer.sql_type(lowerer.fn.returns)};"
@@ -85,48 +86,41 @@ def lower_retry(lowerer: PgFnLowerer) -> None:
             lowerer.returns_into = RESULT_VARIABLE
 
     def on_retryable() -> None:
-        lowerer.line(f"{attempt} := {attempt} + 1;")
+        lowerer.emit(plsql.CountAttempt(attempt))
         for name, copy in saved:
-            lowerer.line(f"{name} := {copy};")
+            lowerer.emit(plsql.Assign(name, copy))
         sleep = _sleep_and_deadline(lowerer, policy, deadline)
-        lowerer.line(f"IF {_exhausted(policy, deadline, sleep)} THEN")
-        lowerer.indented(give_up)
-        lowerer.line("END IF;")
+        exhausted = _exhausted(policy, deadline, sleep)
+        lowerer.emit(plsql.If([plsql.Branch(exhausted, lowerer.collect(give_up))]))
         if policy.observe:
             _announce_retry(lowerer, policy)
         if sleep is not None:
-            lowerer.line(f"PERFORM pg_sleep({sleep});")
+            lowerer.emit(plsql.Sleep("PERFORM pg_sleep", sleep))
 
     def give_up() -> None:
         if policy.recover is None:
-            lowerer.line("RAISE;")  # the error's rollback restores application_name
+            lowerer.emit(plsql.Raise())  # the error's rollback restores application_name
             return
         if policy.observe:
             _restore_application(lowerer)
-        for line in _recover_call(lowerer, policy):
-            lowerer.line(line)
-        lowerer.line("RETURN;" if not lowerer.fn.is_function or lowerer.returns_into == RESULT_PARAMETER else f"RETURN {RESULT_VARIABLE};")
+        _recover_call(lowerer, policy)
+        value = None
+        if lowerer.fn.is_function and lowerer.returns_into != RESULT_PARAMETER:
+            value = RESULT_VARIABLE
+        lowerer.emit(plsql.Return(value))
 
-    conditions, errors = _retried(lowerer, policy)
-    if policy.observe:
-        lowerer.line(f"<<{ATTEMPTS_LABEL}>>")
-    lowerer.line("LOOP")
-
-    def loop() -> None:
-        lowerer.line("BEGIN")
-        lowerer.indented(lambda: _reset_out_parameters(lowerer))
-        lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
+    def attempt_block() -> None:
+        statements = lowerer.collect(lambda: _reset_out_parameters(lowerer))
+        statements += lowerer.nested(lowerer.fn.decl.body)
         if lowerer.analysis.falls_through:
-            leave = f"EXIT {ATTEMPTS_LABEL};" if policy.observe else "EXIT;"
-            lowerer.indented(lambda: lowerer.line(leave))
-        _handlers(lowerer, conditions, errors, on_retryable)
+            statements.append(lowerer.at(plsql.Exit(label)))
+        lowerer.emit(plsql.Block(statements, _handlers(lowerer, policy, on_retryable)))
 
-    lowerer.indented(loop)
-    lowerer.line("END LOOP;")
+    lowerer.emit(plsql.RetryLoop(lowerer.collect(attempt_block), label=label))
     if policy.observe:
         _restore_application(lowerer)
         if lowerer.fn.is_function and lowerer.returns_into == RESULT_VARIABLE:
-            lowerer.line(f"RETURN {RESULT_VARIABLE};")
+            lowerer.emit(plsql.Return(RESULT_VARIABLE))
 
 
 def _deadline(lowerer: PgFnLowerer, policy: RetryPolicy) -> str | None:
@@ -134,10 +128,8 @@ def _deadline(lowerer: PgFnLowerer, policy: RetryPolicy) -> str | None:
         return None
     deadline = "l_pell_deadline"
     lowerer.declarations.append(f"{deadline} timestamptz;")
-    lowerer.line(
-        f"{deadline} := clock_timestamp() + "
-        f"make_interval(secs => {format_seconds(policy.within_ms)});"
-    )
+    interval = f"make_interval(secs => {format_seconds(policy.within_ms)})"
+    lowerer.emit(plsql.Assign(deadline, f"clock_timestamp() + {interval}"))
     return deadline
 
 
@@ -151,21 +143,23 @@ def _sleep_and_deadline(
         return sleep
     if "l_pell_sleep numeric;" not in lowerer.declarations:
         lowerer.declarations.append("l_pell_sleep numeric;")
-    lowerer.line(f"l_pell_sleep := {sleep};")
+    lowerer.emit(plsql.Assign("l_pell_sleep", sleep))
     return "l_pell_sleep"
 
 
-def _exhausted(policy: RetryPolicy, deadline: str | None, sleep: str | None) -> str:
+def _exhausted(
+    policy: RetryPolicy, deadline: str | None, sleep: str | None
+) -> plsql.AttemptsExhausted:
     """Out of attempts, or (with `within`) the next sleep would pass the deadline."""
-    exhausted = f"{naming.ATTEMPT_VARIABLE} >= {policy.attempts}"
+    passed = None
     if deadline is not None and sleep is not None:
-        exhausted += f" OR clock_timestamp() + make_interval(secs => {sleep}) > {deadline}"
+        passed = f"clock_timestamp() + make_interval(secs => {sleep}) > {deadline}"
     elif deadline is not None:
-        exhausted += f" OR clock_timestamp() > {deadline}"
-    return exhausted
+        passed = f"clock_timestamp() > {deadline}"
+    return plsql.AttemptsExhausted(naming.ATTEMPT_VARIABLE, policy.attempts, passed)
 
 
-def _recover_call(lowerer: PgFnLowerer, policy: RetryPolicy) -> list[str]:
+def _recover_call(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     """`recover`, called with the fn's arguments; its value into the fn's result."""
     assert policy.recover is not None
     recover = lowerer.checked.fns[policy.recover]
@@ -174,18 +168,20 @@ def _recover_call(lowerer: PgFnLowerer, policy: RetryPolicy) -> list[str]:
     result = lowerer.returns_into or RESULT_VARIABLE
     if lowerer.fn.is_function and result == RESULT_VARIABLE and not lowerer.returns_into:
         lowerer.declarations.append(f"{RESULT_VARIABLE} {lowerer.sql_type(lowerer.fn.returns)};")
+    lowerer.calls.append((policy.recover,))
     if is_procedure(recover):
         if recover.is_function:
             args.append(result)
-        return [f"CALL {call}({', '.join(args)});"]
-    if lowerer.fn.is_function:
-        return [f"{result} := {call}({', '.join(args)});"]
-    return [f"PERFORM {call}({', '.join(args)});"]
+        lowerer.emit(plsql.Exec(f"CALL {call}({', '.join(args)})"))
+    elif lowerer.fn.is_function:
+        lowerer.emit(plsql.Assign(result, f"{call}({', '.join(args)})"))
+    else:
+        lowerer.emit(plsql.Exec(f"PERFORM {call}({', '.join(args)})"))
 
 
 def _save_application(lowerer: PgFnLowerer) -> None:
     lowerer.declarations.append(f"{APPLICATION} text;")
-    lowerer.line(f"{APPLICATION} := current_setting('application_name');")
+    lowerer.emit(plsql.Assign(APPLICATION, "current_setting('application_name')"))
 
 
 def _restore_application(lowerer: PgFnLowerer) -> None:
@@ -193,16 +189,18 @@ def _restore_application(lowerer: PgFnLowerer) -> None:
     are also canceled by rolling back to a savepoint that is earlier than the command", and by
     the rollback of the transaction (PostgreSQL 15 docs, SET), and set_config(..., false) is
     SET: whoever stops the error rolls back past this call's settings."""
-    lowerer.line(f"PERFORM set_config('application_name', {APPLICATION}, false);")
+    lowerer.emit(plsql.Exec(f"PERFORM set_config('application_name', {APPLICATION}, false)"))
 
 
 def _announce_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     """application_name says which attempt runs, as V$SESSION's ACTION does on Oracle
     (pg_stat_activity shows it; NAMEDATALEN - 1 = 63 bytes are kept)."""
     label = f"/{policy.attempts} {lowerer.fn.decl.name}"
-    lowerer.line(
-        "PERFORM set_config('application_name', left(concat('retry ', "
-        f"{naming.ATTEMPT_VARIABLE} + 1, {quote_text(label)}), 63), false);"
+    lowerer.emit(
+        plsql.Exec(
+            "PERFORM set_config('application_name', left(concat('retry ', "
+            f"{naming.ATTEMPT_VARIABLE} + 1, {quote_text(label)}), 63), false)"
+        )
     )
 
 
@@ -232,60 +230,51 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     sleep = sleep_expression(policy)
     if deadline is not None and sleep is not None:
         lowerer.declarations.append("l_pell_sleep numeric;")
+    waited = "l_pell_sleep" if deadline is not None and sleep is not None else sleep
 
     def on_retryable() -> None:
-        lowerer.line(f"{attempt} := {attempt} + 1;")
+        lowerer.emit(plsql.CountAttempt(attempt))
         for name, copy in saved:
-            lowerer.line(f"{name} := {copy};")
+            lowerer.emit(plsql.Assign(name, copy))
         if deadline is not None and sleep is not None:
-            lowerer.line(f"l_pell_sleep := {sleep};")
-        waited = "l_pell_sleep" if deadline is not None and sleep is not None else sleep
-        lowerer.line(f"IF {_exhausted(policy, deadline, waited)} THEN")
+            lowerer.emit(plsql.Assign("l_pell_sleep", sleep))
         if policy.recover is None:
-            lowerer.indented(lambda: lowerer.line("RAISE;"))
+            give_up: list[plsql.Stmt] = [lowerer.at(plsql.Raise())]
         else:
-            lowerer.indented(lambda: lowerer.line(f"{recovering} := TRUE;"))
-            lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
-        lowerer.line("END IF;")
+            give_up = [lowerer.at(plsql.SetFlag(recovering)), lowerer.at(plsql.Exit(ATTEMPTS_LABEL))]
+        exhausted = _exhausted(policy, deadline, waited)
+        lowerer.emit(plsql.If([plsql.Branch(exhausted, give_up)]))
 
-    conditions, errors = _retried(lowerer, policy)
-    lowerer.line(f"<<{ATTEMPTS_LABEL}>>")
-    lowerer.line("LOOP")
-
-    def loop() -> None:
+    def one_attempt() -> None:
         if policy.isolation is not None:
-            lowerer.line("ROLLBACK;  -- SET TRANSACTION comes first in a transaction")
-            lowerer.line(f"SET TRANSACTION ISOLATION LEVEL {ISOLATION_LEVELS[policy.isolation]};")
-        lowerer.line("BEGIN")
-        lowerer.indented(lambda: _reset_out_parameters(lowerer))
-        lowerer.indented(lambda: lowerer.block(lowerer.fn.decl.body))
+            lowerer.emit(plsql.Comment("SET TRANSACTION comes first in a transaction"))
+            lowerer.emit(plsql.Rollback())
+            lowerer.emit(plsql.SetTransaction(ISOLATION_LEVELS[policy.isolation]))
+        statements = lowerer.collect(lambda: _reset_out_parameters(lowerer))
+        statements += lowerer.nested(lowerer.fn.decl.body)
         if lowerer.analysis.falls_through:
-            lowerer.indented(lambda: lowerer.line(f"EXIT {ATTEMPTS_LABEL};"))
-        _handlers(lowerer, conditions, errors, on_retryable)
-        lowerer.line("ROLLBACK;  -- the failed attempt's transaction: its locks and snapshot")
+            statements.append(lowerer.at(plsql.Exit(ATTEMPTS_LABEL)))
+        lowerer.emit(plsql.Block(statements, _handlers(lowerer, policy, on_retryable)))
+        lowerer.emit(plsql.Comment("the failed attempt's transaction: its locks and snapshot"))
+        lowerer.emit(plsql.Rollback())
         if policy.observe:
             # after the ROLLBACK, which would undo a setting made before it; an error that
             # ends the call rolls back the transaction holding this, restoring the old name
             _announce_retry(lowerer, policy)
-        if sleep is not None:
-            waited = "l_pell_sleep" if deadline is not None else sleep
-            lowerer.line(f"PERFORM pg_sleep({waited});")
+        if waited is not None:
+            lowerer.emit(plsql.Sleep("PERFORM pg_sleep", waited))
 
-    lowerer.indented(loop)
-    lowerer.line("END LOOP;")
+    lowerer.emit(plsql.RetryLoop(lowerer.collect(one_attempt), label=ATTEMPTS_LABEL))
     if policy.recover is not None:
-        lowerer.line(f"IF {recovering} THEN")
 
         def recover() -> None:
-            lowerer.line("ROLLBACK;")
-            for line in _recover_call(lowerer, policy):
-                lowerer.line(line)
+            lowerer.emit(plsql.Rollback())
+            _recover_call(lowerer, policy)
 
-        lowerer.indented(recover)
-        lowerer.line("END IF;")
+        lowerer.emit(plsql.If([plsql.Branch(plsql.FlagSet(recovering), lowerer.collect(recover))]))
     if policy.observe:
         _restore_application(lowerer)
-    lowerer.line("COMMIT;")
+    lowerer.emit(plsql.Commit())
 
 
 def _saved_parameters(lowerer: PgFnLowerer) -> list[tuple[str, str]]:
@@ -298,7 +287,7 @@ def _saved_parameters(lowerer: PgFnLowerer) -> list[tuple[str, str]]:
             name = naming.param_name(param.decl.name)
             copy = naming.saved_param_name(name)
             lowerer.declarations.append(f"{copy} {lowerer.sql_type(param.type)};")
-            lowerer.line(f"{copy} := {name};")
+            lowerer.emit(plsql.Assign(copy, name))
             saved.append((name, copy))
     return saved
 
@@ -307,49 +296,32 @@ def _reset_out_parameters(lowerer: PgFnLowerer) -> None:
     """An attempt must not see what a failed one left in an `out` parameter."""
     for param in lowerer.fn.params:
         if param.decl.mode == "out":
-            lowerer.line(f"{naming.param_name(param.decl.name)} := NULL;")
+            lowerer.emit(plsql.Assign(naming.param_name(param.decl.name), "NULL"))
 
 
-def _retried(lowerer: PgFnLowerer, policy: RetryPolicy) -> tuple[list[str], list[str]]:
-    """The condition names a retry catches, and the Pell errors' SQLSTATE functions."""
+def _handlers(
+    lowerer: PgFnLowerer, policy: RetryPolicy, on_retryable: Callable[[], None]
+) -> list[plsql.Handler]:
+    """WHEN <conditions> THEN retry; WHEN OTHERS for the Pell errors `on` names, by SQLSTATE
+    (numbered by the build: the runtime schema names them); anything else propagates."""
     classes = [c for c in policy.on if c in CONDITIONS]
     conditions: list[str] = []
     for name in classes or ([] if policy.on else ["*"]):
         for condition in CONDITIONS.get(name, RETRIED_BY_DEFAULT):
             if condition not in conditions:
                 conditions.append(condition)
-    errors = [
-        f"pell_runtime.{naming.exception_name(path, error)}()"
-        for path, error in pell_errors_on(policy, lowerer.checked.module.path)
-    ]
-    return conditions, errors
-
-
-def _handlers(
-    lowerer: PgFnLowerer,
-    conditions: list[str],
-    errors: list[str],
-    on_retryable: Callable[[], None],
-) -> None:
-    """EXCEPTION WHEN <conditions> THEN ..., WHEN OTHERS for Pell errors by SQLSTATE; END;"""
-    lowerer.line("EXCEPTION")
+    handlers = []
     if conditions:
-        lowerer.indented(lambda: lowerer.line(f"WHEN {' OR '.join(conditions)} THEN"))
-        lowerer.indented(lambda: lowerer.indented(on_retryable))
-
-    def not_retried() -> None:
-        lowerer.line("RAISE;")
-
+        names = [plsql.ExceptionName(c, sqlstate=SQLSTATES[c]) for c in conditions]
+        handlers.append(plsql.Handler(names, lowerer.collect(on_retryable)))
+    errors = pell_errors_on(policy, lowerer.checked.module.path)
     if errors:
-
-        def pell_errors() -> None:
-            lowerer.line("WHEN OTHERS THEN")
-            lowerer.indented(
-                lambda: lowerer.line(f"IF SQLSTATE <> ALL (ARRAY[{', '.join(errors)}]) THEN")
-            )
-            lowerer.indented(lambda: lowerer.indented(not_retried))
-            lowerer.indented(lambda: lowerer.line("END IF;"))
-            lowerer.indented(on_retryable)
-
-        lowerer.indented(pell_errors)
-    lowerer.line("END;")
+        states = [f"pell_runtime.{naming.exception_name(path, error)}()" for path, error in errors]
+        others = plsql.NotPellError(
+            tuple(errors), f"SQLSTATE <> ALL (ARRAY[{', '.join(states)}])"
+        )
+        not_retried = plsql.If([plsql.Branch(others, [lowerer.at(plsql.Raise())])])
+        handlers.append(
+            plsql.Handler([plsql.OTHERS], [lowerer.at(not_retried), *lowerer.collect(on_retryable)])
+        )
+    return handlers

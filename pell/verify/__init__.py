@@ -1,5 +1,6 @@
 """`pell.verify`: every retried fn, and every fn that calls one, run against a model of Oracle
-transactions under injected faults (docs/verify.md).
+transactions (or PostgreSQL's, for modules compiled for it) under injected faults
+(docs/verify.md).
 
 `verify(results)` takes the compile results of modules compiled together and gives a verdict
 per fn: how many schedules ran and what they found, each finding with the schedule that shows
@@ -78,10 +79,14 @@ def program_module(result: CompileResult) -> ProgramModule:
 
 
 def verify(results: list[CompileResult]) -> Report:
-    """Verify the modules of `results` (each compiled without errors) together."""
+    """Verify the modules of `results` (each compiled without errors, all for one target)
+    together."""
+    from pell.postgres import PgModule
+
     modules = [program_module(result) for result in results]
     sources = {module.path: result.source for module, result in zip(modules, results, strict=True)}
-    return verify_program(Program(modules), sources)
+    postgres = any(isinstance(result.lowered, PgModule) for result in results)
+    return verify_program(Program(modules, postgres), sources)
 
 
 def verify_program(program: Program, sources: dict[tuple[str, ...], SourceFile]) -> Report:

@@ -61,10 +61,12 @@ class ProgramModule:
 
 
 class Program:
-    """Every module compiled together, with calls resolved as the checker resolves them."""
+    """Every module compiled together, with calls resolved as the checker resolves them; for
+    the postgres target, run under PostgreSQL's rules."""
 
-    def __init__(self, modules: list[ProgramModule]) -> None:
+    def __init__(self, modules: list[ProgramModule], postgres: bool = False) -> None:
         self.modules = {".".join(m.path): m for m in modules}
+        self.postgres = postgres
 
     def resolve(
         self, module: ProgramModule, path: tuple[str, ...]
@@ -93,7 +95,9 @@ class ReturnSignal(Exception):
 
 
 class ExitSignal(Exception):
-    pass
+    def __init__(self, label: str = "") -> None:
+        super().__init__(label)
+        self.label = label  # PostgreSQL: the loop or block `EXIT label` leaves
 
 
 class ContinueSignal(Exception):
@@ -141,7 +145,7 @@ class Run:
         self.plan = plan
         self.choices = choices
         self.options: list[int] = []  # how many options each choice point of attempt 1 had
-        self.session = Session()
+        self.session = Session(program.postgres)
         self.log: list[tuple[str, Location | None]] = []
         self.violations: list[Violation] = []
         self.performed: list[Effect] = []
@@ -163,12 +167,20 @@ class Run:
         in an open transaction."""
         if opened:
             self.effect("the caller's earlier work", (module.path, subprogram.origin), True)
+        if self.session.postgres:
+            # the CALL or SELECT runs in a transaction: the client's block when it opened one
+            self.session.current.snapshot = True
+            self.session.client_block = opened
         first = self.serial
         try:
             self.invoke(module, subprogram, (module.path, subprogram.origin))
             self.note("the call returned")
         except PlsqlError as error:
             self.note(f"the call raised {error.failure.label}")
+            if self.session.postgres:
+                undone = self.session.abort()
+                self.note(f"the transaction is aborted: {self.effects(undone)} undone")
+                return
             undone = self.session.undo_call(first)
             if undone:
                 self.note(f"the top-level call's work is undone: {self.effects(undone)}")
@@ -323,6 +335,7 @@ class Run:
             self.transaction_sql(stmt.verb, words, at)
             return
         self.site(at, f"{stmt.verb} statement")
+        self.session.current.snapshot = True
         if "nextval" in words:
             self.effect("a sequence value", at, False)
         if stmt.verb in DML_VERBS or stmt.verb in ("begin", "declare", "call"):
@@ -375,15 +388,52 @@ class Run:
         return undone
 
     def rollback(self, stmt: plsql.Rollback, frame: Frame) -> None:
+        self.transaction_control("ROLLBACK", self.at(frame, stmt))
         undone = self.session.rollback()
         self.note(f"ROLLBACK undoes {self.effects(undone)}", self.at(frame, stmt))
 
     def commit(self, stmt: plsql.Commit, frame: Frame) -> None:
+        self.transaction_control("COMMIT", self.at(frame, stmt))
         done = self.session.commit()
         self.note(f"COMMIT keeps {self.effects(done)}", self.at(frame, stmt))
 
     def set_transaction(self, stmt: plsql.SetTransaction, frame: Frame) -> None:
-        self.model(self.session.set_transaction, self.at(frame, stmt))
+        at = self.at(frame, stmt)
+        try:
+            self.model(self.session.set_transaction, at)
+        except PlsqlError:
+            if self.session.postgres and not self.session.client_block:
+                self.violation(
+                    "verify-transaction-control",
+                    at,
+                    "SET TRANSACTION raises 25001 here: a statement already ran in this "
+                    "transaction (it must follow a COMMIT or ROLLBACK)",
+                )
+            raise
+
+    def transaction_control(self, verb: str, at: Location) -> None:
+        """PostgreSQL: a procedure CALLed by the client may end its transaction, but not
+        inside a block with an EXCEPTION clause [P3], not under a function [P4] (2D000, a
+        lowering defect), and not in the client's own transaction block [P5] (2D000, the
+        refusal a transaction-scoped fn owes its caller). Oracle has none of these rules."""
+        if not self.session.postgres:
+            return
+        reason = ""
+        if self.session.subtransactions:
+            reason = "inside a block with an EXCEPTION clause (a subtransaction)"
+        elif not all(f.subprogram.transaction_control for f in self.frames):
+            reason = "in a FUNCTION, or in a procedure a function called"
+        if reason:
+            self.violation(
+                "verify-transaction-control",
+                at,
+                f"{verb} raises 2D000 here: PostgreSQL ends no transaction {reason}",
+            )
+        elif not self.session.client_block:
+            return
+        failure = Failure("2D000 invalid_transaction_termination", sqlstate="2D000", at=at)
+        self.note(failure.label, at)
+        raise PlsqlError(failure)
 
     def sleep(self, stmt: plsql.Sleep, frame: Frame) -> None:
         """The longest pause the printed expression gives after failed attempt `counter`,
@@ -429,7 +479,7 @@ class Run:
         raise ReturnSignal
 
     def exit(self, stmt: plsql.Exit, frame: Frame) -> None:
-        raise ExitSignal
+        raise ExitSignal(stmt.label)
 
     def exit_when(self, stmt: plsql.ExitWhen, frame: Frame) -> None:
         if self.test(stmt.condition, frame, self.at(frame, stmt)) == stmt.holds:
@@ -448,6 +498,8 @@ class Run:
             return self.session.current.open
         if isinstance(condition, plsql.FlagSet):
             return (condition.variable in frame.flags) != condition.negated
+        if isinstance(condition, plsql.NotPellError):
+            return frame.handling[-1].pell_error not in condition.errors
         self.run_calls(condition.calls, frame, at)
         return self.choose(2) == 0
 
@@ -461,9 +513,15 @@ class Run:
             self.statements(stmt.otherwise, frame)
 
     def once(self, body: list[plsql.Stmt], frame: Frame) -> None:
-        """A loop over values: its body once (EXIT and CONTINUE both end it)."""
-        with contextlib.suppress(ExitSignal, ContinueSignal):
+        """A loop over values: its body once (EXIT and CONTINUE both end it; an EXIT with a
+        label leaves the loop or block of that label)."""
+        try:
             self.statements(body, frame)
+        except ContinueSignal:
+            pass
+        except ExitSignal as signal:
+            if signal.label:
+                raise
 
     def loop(self, stmt: plsql.Loop, frame: Frame) -> None:
         self.run_calls(stmt.calls, frame, self.at(frame, stmt))
@@ -500,14 +558,32 @@ class Run:
                 raise Abort
             try:
                 self.statements(stmt.body, frame)
-            except ExitSignal:
+            except ExitSignal as signal:
+                if signal.label not in ("", stmt.label):
+                    raise
                 return
 
     def block(self, stmt: plsql.Block, frame: Frame) -> None:
+        subtransaction = self.session.postgres and bool(stmt.handlers)
+        if subtransaction:
+            self.session.begin_subtransaction()
         try:
             self.statements(stmt.body, frame)
+        except ExitSignal as signal:
+            if subtransaction:
+                self.session.end_subtransaction(failed=False)
+            if not stmt.label or signal.label != stmt.label:
+                raise
+        except (ReturnSignal, ContinueSignal):
+            if subtransaction:
+                self.session.end_subtransaction(failed=False)
+            raise
         except PlsqlError as error:
             failure = error.failure
+            if subtransaction:
+                undone = self.session.end_subtransaction(failed=True)
+                at = self.at(frame, stmt)
+                self.note(f"the block's subtransaction is rolled back: {self.effects(undone)}", at)
             for handler in stmt.handlers:
                 if any(matches(name, failure) for name in handler.exceptions):
                     break
@@ -521,11 +597,16 @@ class Run:
                 self.statements(handler.body, frame)
             finally:
                 frame.handling.pop()
+        else:
+            if subtransaction:
+                self.session.end_subtransaction(failed=False)
 
 
 def matches(name: plsql.ExceptionName, failure: Failure) -> bool:
     if name.others:
         return True
+    if name.sqlstate is not None:
+        return failure.sqlstate == name.sqlstate
     if name.oracle_code is not None:
         return failure.code == name.oracle_code
     return name.pell_error is not None and failure.pell_error == name.pell_error

@@ -1,7 +1,8 @@
-"""One Oracle session's transactions, as far as a retry loop can see them.
+"""One Oracle session's transactions, as far as a retry loop can see them; with `postgres`,
+one PostgreSQL session's.
 
 Each rule cites its source by number in docs/verify.md ("Sources"), where the Oracle text is
-quoted. Effects are abstract: what did them (fn, statement) and in which attempt of which
+quoted (PostgreSQL's rules: "P" numbers there). Effects are abstract: what did them (fn, statement) and in which attempt of which
 call, never the rows.
 """
 
@@ -14,10 +15,12 @@ Location = tuple[tuple[str, ...], int]  # (module path, source offset)
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """An error raised in the model: an Oracle code, a Pell error, or pellc's own."""
+    """An error raised in the model: an Oracle code (a SQLSTATE on PostgreSQL), a Pell error,
+    or pellc's own."""
 
     label: str  # `ORA-00060 deadlock`, `orders.OutOfStock`
     code: int | None = None  # SQLCODE; None for a Pell error (numbered at build time)
+    sqlstate: str | None = None  # PostgreSQL's code, on that target
     pell_error: tuple[tuple[str, ...], str] | None = None
     panic: bool = False  # a @panic error, or a code of the panic range
     never_retry: bool = False  # a code of oracle_errors.NEVER_RETRY
@@ -38,7 +41,7 @@ class Effect:
 
 
 class ModelError(Exception):
-    """An Oracle error the model raises itself (ORA-01086, ORA-06519, ORA-01453)."""
+    """An error the model raises itself (ORA-01086, ORA-06519, ORA-01453; 2D000, 25001)."""
 
     def __init__(self, failure: Failure) -> None:
         super().__init__(failure.label)
@@ -50,13 +53,17 @@ class Transaction:
     work: list[Effect] = field(default_factory=list)
     savepoints: list[tuple[str, int]] = field(default_factory=list)  # (name, len(work) then)
     open: bool = False
+    snapshot: bool = False  # PostgreSQL: a statement has run in it (SET TRANSACTION is late)
 
 
 class Session:
     """The session's transaction, the autonomous transactions stacked on it, and what no
     rollback can take back."""
 
-    def __init__(self) -> None:
+    def __init__(self, postgres: bool = False) -> None:
+        self.postgres = postgres
+        self.client_block = False  # PostgreSQL: the client's BEGIN holds the CALL [P5]
+        self.subtransactions: list[int] = []  # PostgreSQL: len(work) at each one's start [P1]
         self.stack = [Transaction()]
         self.committed: list[Effect] = []  # committed by the main transaction
         self.permanent: list[Effect] = []  # outside any transaction, or committed autonomously
@@ -112,12 +119,43 @@ class Session:
         return undone
 
     def set_transaction(self) -> None:
+        if self.postgres:
+            # before any query of the transaction [P4]: 25001 otherwise
+            if self.current.open or self.current.snapshot:
+                raise ModelError(
+                    Failure(
+                        "25001 SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                        sqlstate="25001",
+                    )
+                )
+            self.current.open = True
+            return
         # SET TRANSACTION must be the transaction's first statement [22]: ORA-01453 otherwise.
         if self.current.open:
             raise ModelError(
                 Failure("ORA-01453 SET TRANSACTION must be first statement", code=-1453)
             )
         self.current.open = True
+
+    def begin_subtransaction(self) -> None:
+        """PostgreSQL: a block with an EXCEPTION clause runs in a subtransaction [P1]."""
+        self.subtransactions.append(len(self.current.work))
+
+    def end_subtransaction(self, failed: bool) -> list[Effect]:
+        """Leave the innermost subtransaction: kept when its block ends normally, rolled back
+        (its work undone, nothing else) when an error leaves its body [P1], [P2]."""
+        position = self.subtransactions.pop()
+        if not failed:
+            return []
+        undone = self.current.work[position:]
+        del self.current.work[position:]
+        return undone
+
+    def abort(self) -> list[Effect]:
+        """PostgreSQL: an error that leaves the top-level statement aborts the whole
+        transaction [P6]; the client can only roll it back."""
+        self.subtransactions.clear()
+        return self.rollback()
 
     def begin_autonomous(self) -> None:
         # An autonomous routine runs in a transaction of its own [8].

@@ -13,10 +13,18 @@ if TYPE_CHECKING:
     from pell.verify.interpreter import Frame, Run
 
 MODEL_CODES = frozenset({-1086, -6519, -1453})  # errors the model raises itself
+MODEL_SQLSTATES = frozenset({"2D000", "25001"})  # and on PostgreSQL
 
 
-def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...]) -> bool:
-    """Does the policy (retry.md, not the generated handler) retry this error?"""
+def policy_retries(
+    policy: RetryPolicy, failure: Failure, module: tuple[str, ...], postgres: bool = False
+) -> bool:
+    """Does the policy (retry.md, or docs/postgres.md for that target; not the generated
+    handler) retry this error?"""
+    if postgres:
+        return failure.sqlstate in postgres_retried(policy) or (
+            failure.pell_error is not None and failure.pell_error in pell_errors_on(policy, module)
+        )
     if policy.on:
         codes = {ERROR_CLASSES[name][0] for name in policy.on if name in ERROR_CLASSES}
         if failure.code is not None and failure.code in codes:
@@ -26,13 +34,26 @@ def policy_retries(policy: RetryPolicy, failure: Failure, module: tuple[str, ...
     return not (failure.panic or failure.never_retry)
 
 
+def postgres_retried(policy: RetryPolicy) -> frozenset[str]:
+    """The SQLSTATEs a policy retries on PostgreSQL: those of the classes `on` names, or with
+    no `on` the allow-list (40P01, 40001, 55P03); every other code propagates."""
+    from pell.postgres.retry import CONDITIONS, RETRIED_BY_DEFAULT, SQLSTATES
+
+    if policy.on:
+        names = [c for name in policy.on for c in CONDITIONS.get(name, ())]
+    else:
+        names = list(RETRIED_BY_DEFAULT)
+    return frozenset(SQLSTATES[name] for name in names)
+
+
 def check_retry(run: Run, frame: Frame) -> None:
     """A new attempt: (e) the error that ended the last one is one the policy retries;
     (f) what the last one did that no rollback undoes is done again."""
     policy = frame.policy
     assert policy is not None
     failure, frame.caught = frame.caught, None
-    if failure is not None and not policy_retries(policy, failure, frame.module.path):
+    postgres = run.program.postgres
+    if failure is not None and not policy_retries(policy, failure, frame.module.path, postgres):
         run.violation(
             "verify-retried-error",
             failure.at or (frame.module.path, frame.subprogram.origin),
@@ -163,7 +184,13 @@ def check_call(run: Run, frame: Frame, raised: Failure | None) -> None:
                 committed[0].at,
                 f"{name} raised {raised.label} after committing {run.effects(committed)}",
             )
-        if transaction and not frame.opened_before and run.session.current.open:
+        # (On PostgreSQL the error that leaves the CALL aborts the transaction it left [P6].)
+        if (
+            transaction
+            and not frame.opened_before
+            and run.session.current.open
+            and not run.program.postgres
+        ):
             run.violation(
                 "verify-leaked-work",
                 at,
@@ -171,9 +198,10 @@ def check_call(run: Run, frame: Frame, raised: Failure | None) -> None:
             )
         if (
             raised.code not in MODEL_CODES
+            and raised.sqlstate not in MODEL_SQLSTATES
             and frame.counter < policy.attempts
             and frame.passes >= 1
-            and policy_retries(policy, raised, frame.module.path)
+            and policy_retries(policy, raised, frame.module.path, run.program.postgres)
             and not (transaction and frame.opened_before and frame.passes == 0)
         ):
             run.violation(

@@ -30,37 +30,77 @@ class FnVerdict:
     violations: tuple[Violation, ...]  # one per (code, location), the first schedule found
 
 
-def failure_kinds(policy: RetryPolicy | None, module: ProgramModule) -> list[Failure]:
+def failure_kinds(
+    policy: RetryPolicy | None, module: ProgramModule, postgres: bool = False
+) -> list[Failure]:
     """One error of each kind the policy tells apart, each one it names; the first is one it
-    retries."""
-
-    def oracle(name: str) -> Failure:
-        code, text = ERROR_CLASSES[name]
-        return Failure(text, code=code)
-
+    retries: each class and Pell error `on` names (a deadlock when none is), a class it leaves
+    out, a never-retry code, the module's own error, a panic."""
     on = policy.on if policy is not None else ()
-    classes = [name for name in on if name in ERROR_CLASSES]
     # Every error the policy names is one it retries: each is injected, so a handler that
     # leaves one of them out is seen. Without `on`, a deadlock stands for all it retries.
-    kinds = [oracle(name) for name in classes]
+    named, deadlock, outside, never, panic = (
+        _postgres_kinds(on) if postgres else _oracle_kinds(on)
+    )
+    kinds = list(named)
     if policy is not None:
         kinds += [
             Failure(f"{'.'.join(path)}.{name}", pell_error=(path, name))
             for path, name in pell_errors_on(policy, module.path)
         ]
     if not kinds:
-        kinds.append(oracle("deadlock"))
-    if on:
-        outside = [name for name in ERROR_CLASSES if name not in on]
-        if outside:
-            kinds.append(oracle(outside[0]))
-    code, name, _ = NEVER_RETRY[0]
-    kinds.append(Failure(f"ORA-{-code:05d} {name}", code=code, never_retry=True))
+        kinds.append(deadlock)
+    if outside is not None:
+        kinds.append(outside)
+    kinds.append(never)
     own = module_error(module, on)
     if own is not None:
         kinds.append(own)
-    kinds.append(Failure("a panic", code=PANIC_RANGE[1], panic=True))
+    kinds.append(panic)
     return kinds
+
+
+Kinds = tuple[list[Failure], Failure, Failure | None, Failure, Failure]
+
+
+def _oracle_kinds(on: tuple[str, ...]) -> Kinds:
+    def oracle(name: str) -> Failure:
+        code, text = ERROR_CLASSES[name]
+        return Failure(text, code=code)
+
+    outside = [name for name in ERROR_CLASSES if name not in on] if on else []
+    code, name, _ = NEVER_RETRY[0]
+    return (
+        [oracle(name) for name in on if name in ERROR_CLASSES],
+        oracle("deadlock"),
+        oracle(outside[0]) if outside else None,
+        Failure(f"ORA-{-code:05d} {name}", code=code, never_retry=True),
+        Failure("a panic", code=PANIC_RANGE[1], panic=True),
+    )
+
+
+def _postgres_kinds(on: tuple[str, ...]) -> Kinds:
+    """By SQLSTATE (docs/postgres.md); with no `on`, 08006 is the class left out: a code in
+    neither list of the allow-list."""
+    from pell.postgres import sqlstate
+    from pell.postgres.retry import CONDITIONS, SQLSTATES
+
+    def state(condition: str) -> Failure:
+        return Failure(f"{SQLSTATES[condition]} {condition}", sqlstate=SQLSTATES[condition])
+
+    named = [c for name in on for c in CONDITIONS.get(name, ())]
+    outside = [c for c in SQLSTATES if c not in named]
+    left_out = state(outside[0]) if on and outside else None
+    if not on:
+        left_out = Failure("08006 connection_failure", sqlstate="08006")
+    panic = sqlstate(PANIC_RANGE[1])
+    return (
+        [state(c) for c in dict.fromkeys(named)],
+        state("deadlock_detected"),
+        left_out,
+        Failure("23505 unique_violation", sqlstate="23505", never_retry=True),
+        Failure(f"a panic ({panic})", sqlstate=panic, panic=True),
+    )
 
 
 def module_error(module: ProgramModule, on: tuple[str, ...]) -> Failure | None:
@@ -75,7 +115,7 @@ def module_error(module: ProgramModule, on: tuple[str, ...]) -> Failure | None:
 
 def verify_fn(program: Program, module: ProgramModule, subprogram: plsql.Subprogram) -> FnVerdict:
     policy = subprogram.retry
-    kinds = failure_kinds(policy, module)
+    kinds = failure_kinds(policy, module, program.postgres)
     retried = kinds[0]
     attempts = policy.attempts if policy is not None else 1
     transaction = policy is not None and policy.scope == "transaction"

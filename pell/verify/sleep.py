@@ -17,7 +17,8 @@ class UnreadableSleep(Exception):
 @functools.lru_cache(maxsize=4096)  # the same few expressions, on every schedule
 def longest_sleep(expression: str, attempt: int) -> Decimal:
     """The most seconds `expression` can give with the attempt variable at `attempt`:
-    DBMS_RANDOM.VALUE at its top (every expression the lowering writes grows with it)."""
+    DBMS_RANDOM.VALUE, or PostgreSQL's random(), at its top (every expression the lowering
+    writes grows with it)."""
     try:
         tree = ast.parse(expression, mode="eval")
     except SyntaxError as error:
@@ -43,7 +44,8 @@ def _value(node: ast.expr, attempt: int) -> Decimal:
         if isinstance(node.op, ast.Div):
             return left / right
     if isinstance(node, ast.Call) and not node.keywords:
-        name = _dotted(node.func)
+        # PostgreSQL's least/greatest/power are Oracle's; random() is VALUE: [0, 1)
+        name = _dotted(node.func).upper()
         args = [_value(arg, attempt) for arg in node.args]
         if name == "LEAST" and args:
             return min(args)
@@ -53,6 +55,8 @@ def _value(node: ast.expr, attempt: int) -> Decimal:
             return Decimal(args[0]) ** int(args[1])
         if name == "DBMS_RANDOM.VALUE" and len(args) == 2:
             return args[1]  # VALUE(low, high): [low, high)
+        if name == "RANDOM" and not args:
+            return Decimal(1)
     raise UnreadableSleep(ast.unparse(node))
 
 
