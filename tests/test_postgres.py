@@ -699,3 +699,43 @@ def test_the_rules_of_the_verifiers_postgres_model_hold_on_the_server(dsn: str) 
             connection.execute("select 1")
         connection.rollback()
         assert connection.execute("select count(*) from model_rules where n = 6").fetchone() == (0,)
+
+
+QUERIED_CONDITIONS = """
+module drain;
+
+fn drain() -> number {
+    let n: number = 0;
+    while sql! { select count(*) from work_queue }.one() > 0 {
+        sql! { delete from work_queue where id = (select min(id) from work_queue) };
+        n = n + 1;
+    }
+    return n;
+}
+
+fn pick(first: bool) -> number {
+    if first {
+        return 1;
+    } else if sql! { select v from picks where id = 99 }.one() > 0 {
+        return 2;
+    }
+    return 3;
+}
+"""
+
+
+def test_a_condition_that_needs_a_query_runs_it_where_the_condition_is_tested(dsn: str) -> None:
+    """A WHILE's query runs before each pass (not once); an ELSIF's only when the branches
+    before it were not taken."""
+    setup = (
+        "create table work_queue (id int);"
+        "insert into work_queue select generate_series(1, 3);"
+        "create table picks (id int, v int)"
+    )
+    load(dsn, QUERIED_CONDITIONS, setup)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select drain.drain()").fetchone() == (3,)
+        assert connection.execute("select count(*) from work_queue").fetchone() == (0,)
+        assert connection.execute("select drain.pick(true)").fetchone() == (1,)
+        with pytest.raises(psycopg.errors.NoDataFound):
+            connection.execute("select drain.pick(false)")

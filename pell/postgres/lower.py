@@ -329,18 +329,25 @@ class PgFnLowerer:
             return
         self.emit(plsql.Exec(f"PERFORM {self.lower(expr)}"))
 
-    def stmt_if(self, stmt: ast.If) -> None:
-        prelude, condition = self.condition(stmt.condition)
-        for node in prelude:
-            self.out.append(node)
+    def stmt_if(
+        self,
+        stmt: ast.If,
+        lowered: tuple[list[plsql.Stmt], plsql.Opaque] | None = None,
+    ) -> None:
+        """IF/ELSIF/ELSE; from an ELSIF whose condition needs a query first, a nested IF in the
+        ELSE, so that the query runs only when the branches before it were not taken."""
+        prelude, condition = lowered if lowered is not None else self.condition(stmt.condition)
+        self.out.extend(prelude)
         branches = [plsql.Branch(condition, self.nested(stmt.then))]
         otherwise = stmt.otherwise
         while isinstance(otherwise, ast.If):
             self.origin = otherwise.span.start
             prelude, condition = self.condition(otherwise.condition)
             if prelude:
-                # its query runs only when the branches before it did not: a nested IF
-                rest = [*prelude, *self.collect(functools.partial(self.stmt_if, otherwise))]
+                rest = self.collect(
+                    functools.partial(self.stmt_if, otherwise, (prelude, condition))
+                )
+                self.origin = stmt.span.start
                 self.emit(plsql.If(branches, rest))
                 return
             branches.append(plsql.Branch(condition, self.nested(otherwise.then)))
