@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from verify_checks import assert_found, findings, retry_parts, tree
 
 from pell import compile_source, plsql
 from pell.compiler import CompileResult
-from pell.verify import Report, verify
+from pell.verify import verify
 
 SHOP = Path(__file__).parent / "verify" / "shop.pell"
 
@@ -21,23 +22,10 @@ def compiled() -> CompileResult:
     return result
 
 
-def tree(result: CompileResult, fn: str) -> plsql.Subprogram:
-    assert result.lowered is not None
-    return next(s for s in result.lowered.subprograms if s.fn == fn)
 
 
-def retry_parts(subprogram: plsql.Subprogram) -> tuple[plsql.RetryLoop, plsql.Block]:
-    loop = next(s for s in subprogram.body if isinstance(s, plsql.RetryLoop))
-    attempt = next(s for s in loop.body if isinstance(s, plsql.Block))
-    return loop, attempt
 
 
-def findings(report: Report) -> list[tuple[str, str]]:
-    located = []
-    for finding in report.findings:
-        line, col = finding.source.line_col(finding.offset)
-        located.append((finding.code, f"{line}:{col}"))
-    return sorted(located)
 
 
 AUTONOMOUS_AUDIT = ("verify-repeated-effect", "9:5")  # (f): logged() retries audit()
@@ -165,16 +153,7 @@ def test_a_planted_defect_is_found_where_it_is(
 ) -> None:
     result = compiled()
     plant(result)
-    report = verify([result])
-    assert expected in findings(report)
-    finding = next(
-        f
-        for f in report.findings
-        if (f.code, "{}:{}".format(*f.source.line_col(f.offset))) == expected
-    )
-    assert message in finding.message
-    assert finding.schedule  # the schedule that shows it
-    assert report.has_errors
+    assert_found(verify([result]), expected, message)
 
 
 def _compile_file(path: Path) -> CompileResult:

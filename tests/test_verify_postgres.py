@@ -10,11 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from verify_checks import assert_found, findings, retry_parts, tree
 
 from pell import compile_source, plsql
 from pell.compiler import CompileResult
 from pell.postgres import PgModule
-from pell.verify import Report, program_module, verify
+from pell.verify import program_module, verify
 from pell.verify.interpreter import Program, Run
 
 ROOT = Path(__file__).parent.parent
@@ -27,23 +28,10 @@ def compiled() -> CompileResult:
     return result
 
 
-def tree(result: CompileResult, fn: str) -> plsql.Subprogram:
-    assert result.lowered is not None
-    return next(s for s in result.lowered.subprograms if s.fn == fn)
 
 
-def retry_parts(subprogram: plsql.Subprogram) -> tuple[plsql.RetryLoop, plsql.Block]:
-    loop = next(s for s in subprogram.body if isinstance(s, plsql.RetryLoop))
-    attempt = next(s for s in loop.body if isinstance(s, plsql.Block))
-    return loop, attempt
 
 
-def findings(report: Report) -> list[tuple[str, str]]:
-    located = []
-    for finding in report.findings:
-        line, col = finding.source.line_col(finding.offset)
-        located.append((finding.code, f"{line}:{col}"))
-    return sorted(located)
 
 
 NOTICE_REPEATED = ("verify-repeated-effect", "29:5")  # take()'s print, then a retried deadlock
@@ -173,16 +161,7 @@ def test_a_planted_defect_is_found_where_it_is(
 ) -> None:
     result = compiled()
     plant(result)
-    report = verify([result])
-    assert expected in findings(report), findings(report)
-    finding = next(
-        f
-        for f in report.findings
-        if (f.code, "{}:{}".format(*f.source.line_col(f.offset))) == expected
-    )
-    assert message in finding.message
-    assert finding.schedule
-    assert report.has_errors
+    assert_found(verify([result]), expected, message)
 
 
 def test_a_subtransaction_undoes_only_its_block() -> None:
@@ -242,25 +221,24 @@ def test_no_error_in_any_example_or_case(path: Path) -> None:
     assert not report.has_errors, [f.render() for f in report.findings]
 
 
-def test_the_command_verifies_for_postgres() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pell", "verify", "--target", "postgres", str(SHOP)],
+def pellc(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pell", command, "--target", "postgres", str(SHOP)],
         capture_output=True,
         text=True,
         check=False,
     )
+
+
+def test_the_command_verifies_for_postgres() -> None:
+    done = pellc("verify")
     assert done.returncode == 0, done.stderr
     assert "shop.orders::settle: 22 schedules, no findings" in done.stdout
     assert "[verify-repeated-effect]" in done.stdout
 
 
 def test_check_runs_the_postgres_model_and_keeps_its_warnings_to_verify() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pell", "check", "--target", "postgres", str(SHOP)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = pellc("check")
     assert done.returncode == 0, done.stderr
     assert "[nested-retry]" in done.stderr  # the checker's
     assert "[verify-" not in done.stderr  # the verifier's warning is verify's to print
