@@ -9,7 +9,6 @@ import hashlib
 import json
 import os
 import re
-import signal
 import sys
 import tempfile
 import threading
@@ -142,16 +141,22 @@ def _is_root(directory: Path) -> bool:
     return False
 
 
-def project_of(inputs: list[Path], texts: dict[Path, str | None] | None = None) -> Project:
+def project_of(
+    inputs: list[Path],
+    texts: dict[Path, str | None] | None = None,
+    sources: tuple[list[SourceUnit], list[FileError]] | None = None,
+) -> Project:
     """The project of a command's inputs: every `.pell` under the directory whose
     `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is nearest above the first input,
     with the inputs themselves; without one, the trees and files given. A file that cannot be
     read or is not UTF-8 is left out (its own command reports it) and makes the project
-    incomplete. `texts` holds the inputs' texts when the caller has read them already."""
+    incomplete. `texts` holds the inputs' texts when the caller has read them already, and
+    `sources` what find_sources(inputs) found, when the caller has listed them already."""
     from pell.project import find_config
 
     config = find_config(inputs[0] if inputs else Path("."))
-    units, unlisted = find_sources(inputs)
+    units, unlisted = sources if sources is not None else find_sources(inputs)
+    unlisted = list(unlisted)
     found = {unit.path.absolute(): unit.path for unit in units}  # as the command names them
     if config.root is not None:
         more, unlisted_more = find_sources([config.root])
@@ -271,10 +276,16 @@ def _load_manifest(out_dir: Path) -> dict[str, object]:
 
 
 def _file_hash(path: Path) -> str | None:
+    """The SHA-256 of the file's text as read in text mode (universal newlines); None when it
+    cannot be read or is not UTF-8. (Read as bytes: a build hashes every output it keeps.)"""
     try:
-        return sha256(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    if "\r" in text:  # what text mode would have read
+        return sha256(text.replace("\r\n", "\n").replace("\r", "\n"))
+    return hashlib.sha256(data).hexdigest()
 
 
 def _freshness(path: Path, text: str) -> str:
@@ -283,12 +294,14 @@ def _freshness(path: Path, text: str) -> str:
     return "missing" if current is None else "fresh" if current == sha256(text) else "stale"
 
 
-def _source_ref(source: Path, out_dir: Path) -> str:
-    """Where a module's source is, seen from the output directory (as the manifest keeps it)."""
+def _source_ref(source: Path, base: str) -> str:
+    """Where a module's source is, seen from the output directory `base` (absolute), as the
+    manifest keeps it. (os.path, not pathlib: a build asks this of every module.)"""
     try:
-        return Path(os.path.relpath(source.absolute(), out_dir.absolute())).as_posix()
+        ref = os.path.relpath(source, base)
     except ValueError:  # another drive
         return source.absolute().as_posix()
+    return ref if os.sep == "/" else Path(ref).as_posix()
 
 
 def _is_output(name: str) -> bool:
@@ -393,6 +406,8 @@ class _ProjectCopy:
 
 def _start_worker(project: Project | _ProjectCopy) -> None:
     global _worker_project
+    import signal  # only worker processes need it
+
     # Ctrl-C is the parent's to handle: it stops handing out modules and writes nothing.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _worker_project = project.project() if isinstance(project, _ProjectCopy) else project
@@ -550,7 +565,9 @@ def build_tree(
         except FileError as error:
             result.file_errors.append(error)
             texts[unit.path] = (None, None)
-    project = project_of(inputs, {path: text for path, (text, _) in texts.items()})
+    project = project_of(
+        inputs, {path: text for path, (text, _) in texts.items()}, (units, unlisted)
+    )
     # What each readable module is, and whether its recorded output can be kept: decided
     # before compiling, so that the modules to compile can all be handed out at once.
     plans: dict[int, tuple[str, str, Diagnostic | None, ModuleFacts | None]] = {}
@@ -581,12 +598,14 @@ def build_tree(
         if reused is None and text is not None:
             work[number] = (text, units[number].path.name, duplicate)
     compilations = _Compilations(project, target, source_maps, processes, work)
+    base = os.path.abspath(out_dir)
+    refs = [_source_ref(unit.path, base) for unit in units]
     try:
         for number, unit in enumerate(units):
             if progress is not None:
                 progress(number + 1, len(units), unit)
             key = unit.output.as_posix()
-            ref = _source_ref(unit.path, out_dir)
+            ref = refs[number]
             old = old_entries.get(key)
             source_hash = depends = ""
             # for an undecodable file, `failure` holds its diagnostic
@@ -670,7 +689,7 @@ def build_tree(
         # Its previous output stays (entries[key] is still the previous entry).
 
     # The output directory holds every module the manifest records, built now or before.
-    orphans, carried = _recorded_elsewhere(out_dir, units, recorded, complete=not unlisted)
+    orphans, carried = _recorded_elsewhere(out_dir, units, refs, recorded, not unlisted)
     for key, entry in carried.items():
         entries[key] = entry
     # The runtime is the whole project's, whatever subset is built; it is written when any
@@ -701,10 +720,23 @@ def build_tree(
             if key in orphans:
                 entries[key] = orphans[key]  # to try again next time
 
-    runtime_sql_text: str | None = None
+    runtime_hash: str | None = None  # of the runtime this build wrote, or found current
+    # What the runtime's text is made from. When the manifest records the same, and the file
+    # still holds what was written then, the runtime is not made again (nor Jinja imported).
+    numbered = [(e.module, e.name, e.category, e.exception, e.code) for e in runtime.errors]
+    runtime_inputs = sha256(repr((__version__, target, numbered)))
+    recorded_runtime = manifest.get("runtime_errors")
     if needs_runtime and runtime.problems:
         result.runtime = "failed"
         result.runtime_diagnostics = runtime.problems
+    elif (
+        needs_runtime
+        and manifest.get("runtime_inputs") == runtime_inputs
+        and isinstance(recorded_runtime, str)
+        and _file_hash(runtime_path) == recorded_runtime
+    ):
+        result.runtime = "fresh" if check_only else "unchanged"
+        runtime_hash = recorded_runtime
     elif needs_runtime:
         runtime_sql_text = runtime.sql(__version__, target)
         try:
@@ -712,6 +744,8 @@ def build_tree(
         except FileError as error:
             result.runtime = "failed"
             result.file_errors.append(error)
+        else:
+            runtime_hash = sha256(runtime_sql_text)
     book_text = runtime.new_book_text
     if runtime.book_path is not None and book_text is not None and not runtime.problems:
         try:
@@ -724,29 +758,36 @@ def build_tree(
             "version": __version__,
             "target": target,
             "modules": dict(sorted(entries.items())),
-            "runtime_errors": sha256(runtime_sql_text)
-            if runtime_sql_text is not None and result.runtime != "failed"
-            else manifest.get("runtime_errors")
+            "runtime_errors": runtime_hash
+            if runtime_hash is not None
+            else recorded_runtime
             if runtime_path.exists()
             else None,
+            "runtime_inputs": runtime_inputs if runtime_hash is not None else None,
         }
         try:
-            write_atomically(out_dir / MANIFEST, json.dumps(new_manifest, indent=1) + "\n")
+            # compact: json's C encoder writes it (with `indent`, its Python one: 10x slower)
+            manifest_text = json.dumps(new_manifest, separators=(",", ":")) + "\n"
+            write_atomically(out_dir / MANIFEST, manifest_text)
         except FileError as error:
             result.file_errors.append(error)
     return result
 
 
 def _recorded_elsewhere(
-    out_dir: Path, units: list[SourceUnit], recorded: dict[str, object], complete: bool
+    out_dir: Path,
+    units: list[SourceUnit],
+    refs: list[str],  # each unit's _source_ref
+    recorded: dict[str, object],
+    complete: bool,
 ) -> tuple[dict[str, dict[str, object]], dict[str, dict[str, object]]]:
     """The manifest's modules that are not among `units`: those whose source is gone (deleted,
     renamed, or now mapped to another output), and those outside this build's inputs whose
     source still exists. When the sources could not all be listed (`complete` false), none
     counts as gone."""
     current_keys = {unit.output.as_posix() for unit in units}
-    current_refs = {_source_ref(unit.path, out_dir) for unit in units}
     base = os.path.abspath(out_dir)
+    current_refs = set(refs)
     orphans: dict[str, dict[str, object]] = {}
     carried: dict[str, dict[str, object]] = {}
     for key, entry in sorted(recorded.items()):

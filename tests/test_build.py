@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import pell.build
+import pell.runtime
 from pell import compile_path
 from pell.build import build_tree
 from pell.cli import ISSUES_URL, main
@@ -694,3 +695,30 @@ def test_jobs_must_be_a_whole_number_of_one_or_more(
         f"pellc build: error: argument -j/--jobs: must be a whole number of 1 or more, not {jobs!r}"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_current_runtime_is_not_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The manifest records what the runtime was made from; a build that finds the same, with
+    # the file intact, keeps it without rendering it. An edited file, or another error, and
+    # it is made again.
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert build_tree([src], out).runtime == "built"
+    written = (out / "pell_runtime.sql").read_text("utf-8")
+
+    def not_again(*args: object) -> str:
+        raise AssertionError("the runtime was made again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pell.runtime.ProjectRuntime, "sql", not_again)
+        (src / "a.pell").write_text(GOOD.format(name="alpha") + "// edited\n", "utf-8")
+        assert build_tree([src], out).runtime == "unchanged"
+        assert build_tree([src], out, check_only=True).runtime == "fresh"
+    (out / "pell_runtime.sql").write_text(written + "-- edited by hand\n", "utf-8")
+    assert build_tree([src], out, check_only=True).runtime == "stale"
+    assert build_tree([src], out).runtime == "built"
+    assert (out / "pell_runtime.sql").read_text("utf-8") == written
+    (src / "c.pell").write_text(WITH_ERROR.format(name="gamma"), "utf-8")
+    assert build_tree([src], out).runtime == "built"
+    assert "gamma_nope" in (out / "pell_runtime.sql").read_text("utf-8").lower()

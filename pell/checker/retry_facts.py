@@ -12,6 +12,7 @@ import dataclasses
 import fnmatch
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from pell import ast, sqltext
 from pell.checker.model import CheckedModule
@@ -74,12 +75,12 @@ class Effect:
         return [self.kind, self.span.start, self.span.end, self.what, list(self.callee), inside]
 
     @staticmethod
-    def from_json(data: list[object]) -> Effect:
+    def from_json(data: list[Any]) -> Effect:
         kind, start, end, what, callee, inside = data
         assert isinstance(callee, list) and (inside is None or isinstance(inside, list))
         return Effect(
             str(kind),
-            ast.Span(int(str(start)), int(str(end))),
+            ast.Span(int(start), int(end)),
             str(what),
             tuple(str(c) for c in callee),
             ast.Span(int(inside[0]), int(inside[1])) if inside else None,
@@ -97,32 +98,37 @@ class FnFacts:
     recover: str | None = None  # the fn `recover = ...` names
     attempts: int = 0  # @retry's n; 0 when not retried
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "span": [self.name_span.start, self.name_span.end],
-            "retry": self.retry_scope,
-            "retry_span": [self.retry_span.start, self.retry_span.end] if self.retry_span else None,
-            "autonomous": self.autonomous,
-            "effects": [e.to_json() for e in self.effects],
-            "recover": self.recover,
-            "attempts": self.attempts,
-        }
+    def to_json(self) -> list[object]:
+        """[name, start, end, retry scope, retry span or None, autonomous, effects, recover,
+        attempts]: a list, not an object, as a build's manifest holds one for every fn of the
+        project, read and written by every build."""
+        retry_span = [self.retry_span.start, self.retry_span.end] if self.retry_span else None
+        return [
+            self.name,
+            self.name_span.start,
+            self.name_span.end,
+            self.retry_scope,
+            retry_span,
+            self.autonomous,
+            [e.to_json() for e in self.effects],
+            self.recover,
+            self.attempts,
+        ]
 
     @staticmethod
-    def from_json(data: dict[str, object]) -> FnFacts:
-        span, retry_span, effects = data["span"], data["retry_span"], data["effects"]
-        assert isinstance(span, list) and isinstance(effects, list)
+    def from_json(data: list[Any]) -> FnFacts:
+        name, start, end, retry, retry_span, autonomous, effects, recover, attempts = data
+        assert isinstance(effects, list)
         assert retry_span is None or isinstance(retry_span, list)
         return FnFacts(
-            str(data["name"]),
-            ast.Span(span[0], span[1]),
-            None if data["retry"] is None else str(data["retry"]),
-            ast.Span(retry_span[0], retry_span[1]) if retry_span else None,
-            bool(data["autonomous"]),
+            str(name),
+            ast.Span(int(start), int(end)),
+            None if retry is None else str(retry),
+            ast.Span(int(retry_span[0]), int(retry_span[1])) if retry_span else None,
+            bool(autonomous),
             tuple(Effect.from_json(e) for e in effects),
-            None if data.get("recover") is None else str(data["recover"]),
-            int(str(data["attempts"])),
+            None if recover is None else str(recover),
+            int(attempts),
         )
 
 
