@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
@@ -188,6 +187,8 @@ def did_you_mean(name: str, candidates: Candidates) -> str:
         return ""
     suggestions_left.set(left - 1)
     names = list(candidates() if callable(candidates) else candidates)
+    import difflib  # only when a name is not found
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return f"; did you mean `{close[0]}`?" if close else ""
 
@@ -230,19 +231,29 @@ class SourceFile:
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         self.text = text
-        # A line ends at LF, CRLF or a lone CR (old Mac files): each break's start and end.
-        breaks = [(m.start(), m.end()) for m in _LINE_BREAK.finditer(text)]
-        self._line_starts = [0, *(end for _, end in breaks)]
-        self._line_ends = [*(start for start, _ in breaks), len(text)]
+        # made when first asked for: a build holds a SourceFile of every module, unchanged
+        # ones too, and most are never shown
+        self._lines: tuple[list[int], list[int]] | None = None
+
+    def _line_table(self) -> tuple[list[int], list[int]]:
+        """Where each line starts, and where it ends (before its line break)."""
+        if self._lines is None:
+            # A line ends at LF, CRLF or a lone CR (old Mac files): each break's start and end.
+            breaks = [(m.start(), m.end()) for m in _LINE_BREAK.finditer(self.text)]
+            starts = [0, *(end for _, end in breaks)]
+            self._lines = starts, [*(start for start, _ in breaks), len(self.text)]
+        return self._lines
 
     def line_col(self, offset: int) -> tuple[int, int]:
         offset = max(0, min(offset, len(self.text)))
-        line = bisect.bisect_right(self._line_starts, offset) - 1
-        return line + 1, offset - self._line_starts[line] + 1
+        starts = self._line_table()[0]
+        line = bisect.bisect_right(starts, offset) - 1
+        return line + 1, offset - starts[line] + 1
 
     def line_span(self, line: int) -> tuple[int, int]:
         """[start, end) of line `line` (1-based), without its line break."""
-        return self._line_starts[line - 1], self._line_ends[line - 1]
+        starts, ends = self._line_table()
+        return starts[line - 1], ends[line - 1]
 
     def line_text(self, line: int) -> str:
         start, end = self.line_span(line)

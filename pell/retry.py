@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -302,6 +301,8 @@ def policy_from_annotation(annotation: ast.Annotation) -> tuple[RetryPolicy, lis
                 continue
             canonical = "n"
         elif arg.name not in _ARGUMENT_NAMES:
+            import difflib  # only for an unknown argument
+
             close = difflib.get_close_matches(arg.name, list(_ARGUMENT_NAMES), n=1)
             suggestion = f"; did you mean `{close[0]}`?" if close else ""
             error(
