@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import importlib
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from lark import Lark, Token
@@ -38,6 +38,38 @@ _INLINE_TOKENS = Token.__slots__ == (
 _Terminal = tuple[str, bool, bool, "dict[str, str] | None"]
 
 
+# The group of a mode's regex that matches at the end of the text (a lark terminal's name is
+# upper case), and its terminal in the group table (no name a group or terminal can have).
+_END_GROUP = "end_of_text"
+_END_OF_TEXT = "$END_OF_TEXT"
+
+# A mode before its regex is compiled: the regex and the table of its groups (what
+# match.lastindex means). Working them out is most of what making a mode costs, so pell.syntax
+# keeps them, made for every mode at once, with its parser snapshot.
+ModeSpec = tuple[str, list[_Terminal | None]]
+
+
+def mode_key(lexer: BasicLexer) -> tuple[str, ...]:
+    """What tells one parser's lexers apart: their terminals, in lark's order."""
+    return tuple(t.name for t in lexer.terminals)
+
+
+def mode_specs(parser: Lark) -> dict[tuple[str, ...], ModeSpec]:
+    """The spec of each of the modes of `parser` (built with lark's contextual lexer) that
+    FastLexer lexes itself."""
+    contextual = getattr(parser.parser, "lexer", None)
+    if not isinstance(contextual, ContextualLexer):
+        return {}
+    specs = {}
+    for lexer in {id(lexer): lexer for lexer in contextual.lexers.values()}.values():
+        if isinstance(lexer, BasicLexer):
+            try:
+                specs[mode_key(lexer)] = _mode_spec(lexer)
+            except _Unsupported:
+                continue
+    return specs
+
+
 class _Mode:
     """What one of lark's BasicLexers does: one compiled regex, and a table of its groups."""
 
@@ -46,52 +78,66 @@ class _Mode:
     match: Callable[[str, int, int], re.Match[str] | None]
     terminals: list[_Terminal | None]  # by group number (match.lastindex)
 
-    def __init__(self, lexer: BasicLexer) -> None:
-        if lexer.re is not re or lexer.user_callbacks or lexer.g_regex_flags:
-            raise _Unsupported("the regex module, lexer callbacks or regex flags")
-        terminals, keyword_tables = _scanner_terminals(lexer)
-        ignore = lexer.ignore_types
-        skipped = ignore & lexer.newline_types  # lark counts their lines: so can the skip
-        regexps = {t.name: t.pattern.to_regexp() for t in terminals}
-        firsts = {name: _first_chars(regexp) for name, regexp in regexps.items()}
-        # 1. The skip. lark skips an ignored terminal at a position when it is the first of
-        # its alternatives to match there: when no token terminal before it matches there
-        # too (the negative lookahead, of the terminals that can start with a character the
-        # ignored one can start with). The atomic group keeps the engine from backtracking
-        # into what was skipped. Group 1 ends where the token starts.
-        steps = []
-        for index, terminal in enumerate(terminals):
-            if terminal.name not in skipped:
-                continue
-            guard = [
-                f"(?:{regexps[t.name]})"
-                for t in terminals[:index]
-                if t.name not in ignore and not _disjoint(firsts[t.name], firsts[terminal.name])
-            ]
-            lookahead = f"(?!{'|'.join(guard)})" if guard else ""
-            steps.append(f"{lookahead}(?:{regexps[terminal.name]})")
-        skip = f"((?>(?:{'|'.join(steps)})*))" if steps else "()"
-        # 2. The token: lark's alternation, its terminals as named groups, in lark's order.
-        # Where the skip stopped no skipped terminal is first to match, so they are left out.
-        # A terminal's first character goes before its group where that is the same regex:
-        # the engine then passes over the alternative on that character without opening the
-        # group (the thirty-odd alternatives of a state go about 2.5 times faster).
-        branches = []
-        for terminal in terminals:
-            if terminal.name in skipped:
-                continue
-            first, rest = _split_first(regexps[terminal.name])
-            branches.append(f"{first}(?P<{terminal.name}>{rest})")
-        try:
-            compiled = re.compile(f"{skip}(?:{'|'.join(branches)})")
-        except re.error as error:  # e.g. a terminal with a named group of its own
-            raise _Unsupported(str(error)) from error
-        self.match = compiled.match
-        # lastindex is a terminal's group: a group inside it closes before it does
-        self.terminals = [None] * (compiled.groups + 1)
-        for name, group in compiled.groupindex.items():
-            lines = name in lexer.newline_types
-            self.terminals[group] = (name, lines, name in ignore, keyword_tables.get(name))
+    def __init__(self, spec: ModeSpec) -> None:
+        pattern, self.terminals = spec
+        self.match = re.compile(pattern).match
+
+
+def _mode_spec(lexer: BasicLexer) -> ModeSpec:
+    """The regex and group table of the mode of `lexer`; _Unsupported when lark lexes in a
+    way it does not copy."""
+    if lexer.re is not re or lexer.user_callbacks or lexer.g_regex_flags:
+        raise _Unsupported("the regex module, lexer callbacks or regex flags")
+    terminals, keyword_tables = _scanner_terminals(lexer)
+    ignore = lexer.ignore_types
+    skipped = ignore & lexer.newline_types  # lark counts their lines: so can the skip
+    regexps = {t.name: t.pattern.to_regexp() for t in terminals}
+    firsts = {name: _first_chars(regexp) for name, regexp in regexps.items()}
+    # 1. The skip. lark skips an ignored terminal at a position when it is the first of
+    # its alternatives to match there: when no token terminal before it matches there
+    # too (the negative lookahead, of the terminals that can start with a character the
+    # ignored one can start with). The atomic group keeps the engine from backtracking
+    # into what was skipped. Group 1 ends where the token starts.
+    steps = []
+    for index, terminal in enumerate(terminals):
+        if terminal.name not in skipped:
+            continue
+        guard = [
+            f"(?:{regexps[t.name]})"
+            for t in terminals[:index]
+            if t.name not in ignore and not _disjoint(firsts[t.name], firsts[terminal.name])
+        ]
+        lookahead = f"(?!{'|'.join(guard)})" if guard else ""
+        steps.append(f"{lookahead}(?:{regexps[terminal.name]})")
+    skip = f"((?>(?:{'|'.join(steps)})*))" if steps else "()"
+    # 2. The token: lark's alternation, its terminals as named groups, in lark's order.
+    # Where the skip stopped no skipped terminal is first to match, so they are left out.
+    # A terminal's first character goes before its group where that is the same regex:
+    # the engine then passes over the alternative on that character without opening the
+    # group (the thirty-odd alternatives of a state go about 2.5 times faster).
+    branches = []
+    for terminal in terminals:
+        if terminal.name in skipped:
+            continue
+        first, rest = _split_first(regexps[terminal.name])
+        branches.append(f"{first}(?P<{terminal.name}>{rest})")
+    # 3. The end of the text, after the skip: only ignored text was left, where lark would
+    # build its own scanner for the state only to skip it (a file's last line break).
+    branches.append(rf"(?P<{_END_GROUP}>\Z)")
+    pattern = f"{skip}(?:{'|'.join(branches)})"
+    try:
+        compiled = re.compile(pattern)
+    except re.error as error:  # e.g. a terminal with a named group of its own
+        raise _Unsupported(str(error)) from error
+    # lastindex is a terminal's group: a group inside it closes before it does
+    table: list[_Terminal | None] = [None] * (compiled.groups + 1)
+    for name, group in compiled.groupindex.items():
+        if name == _END_GROUP:
+            table[group] = (_END_OF_TEXT, False, True, None)
+            continue
+        lines = name in lexer.newline_types
+        table[group] = (name, lines, name in ignore, keyword_tables.get(name))
+    return pattern, table
 
 
 def _scanner_terminals(lexer: BasicLexer) -> tuple[list[TerminalDef], dict[str, dict[str, str]]]:
@@ -285,8 +331,13 @@ def _split_first(regexp: str) -> tuple[str, str]:
 class FastLexer(Lexer):
     """lark's ContextualLexer, sped up; `install` puts it in a Lark parser."""
 
-    def __init__(self, contextual: ContextualLexer) -> None:
+    def __init__(
+        self,
+        contextual: ContextualLexer,
+        specs: Mapping[tuple[str, ...], ModeSpec] | None = None,  # made before: mode_specs
+    ) -> None:
         self.contextual = contextual
+        self._specs = specs or {}
         self._by_lexer: dict[int, _Mode] = {}  # lark shares a lexer among states: so do we
         # per LALR state: its mode, built on first use (start-up compiles none of them)
         self._modes: list[_Mode | None] = [None] * (max(contextual.lexers, default=-1) + 1)
@@ -298,7 +349,7 @@ class FastLexer(Lexer):
             try:
                 if not isinstance(lexer, BasicLexer):
                     raise _Unsupported("a lexer lark's plugins replaced")
-                mode = _Mode(lexer)
+                mode = _Mode(self._specs.get(mode_key(lexer)) or _mode_spec(lexer))
             except _Unsupported:
                 mode = _LARK_ONLY
             self._by_lexer[id(lexer)] = mode
@@ -360,7 +411,13 @@ class FastLexer(Lexer):
                     line_start = rfind("\n", start, stop) + 1
             pos = stop
             if ignored:
-                continue  # an ignored terminal the skip does not take (see _Mode)
+                if type_ == _END_OF_TEXT:  # lark's lexer state as lark leaves it at the end
+                    counter.char_pos = pos
+                    counter.line = line
+                    counter.line_start_pos = line_start
+                    counter.column = pos - line_start + 1
+                    return
+                continue  # an ignored terminal the skip does not take (see _mode_spec)
             if keywords is not None:
                 type_ = keywords.get(value, type_)
             if _INLINE_TOKENS:
@@ -387,9 +444,10 @@ class FastLexer(Lexer):
             yield token
 
 
-def install(parser: Lark) -> None:
-    """Make `parser`, built with lexer="contextual", lex with a FastLexer."""
+def install(parser: Lark, specs: Mapping[tuple[str, ...], ModeSpec] | None = None) -> None:
+    """Make `parser`, built with lexer="contextual", lex with a FastLexer (its modes made from
+    `specs`, the mode_specs of this parser or of its snapshot's original, where they have one)."""
     frontend = parser.parser
     contextual = getattr(frontend, "lexer", None)
     if isinstance(contextual, ContextualLexer):
-        frontend.lexer = FastLexer(contextual)
+        frontend.lexer = FastLexer(contextual, specs)

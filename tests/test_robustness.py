@@ -242,7 +242,9 @@ def test_grammar_and_template_caches_are_written_once_and_survive_a_read_only_di
     )
     cache_home = tmp_path / "cache"
     outputs = []
-    for _ in range(2):  # the first run fills the caches, the second reads them
+    # the first run fills the caches, the second reads them and snapshots the parser lark
+    # loads, the third reads the snapshot
+    for _ in range(3):
         env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
         done = subprocess.run(
             [sys.executable, "-c", script], env=env, input=source, capture_output=True,
@@ -250,15 +252,18 @@ def test_grammar_and_template_caches_are_written_once_and_survive_a_read_only_di
         )  # fmt: skip
         outputs.append(done.stdout)
     entries = sorted((cache_home / "pellc").iterdir())
-    assert [p.name.split("-")[0] for p in entries] == ["grammar", "templates"]
-    assert entries[0].name.endswith(".cache")
-    assert {p.suffix for p in entries[1].iterdir()} == {".cache"}  # compiled templates
+    assert [p.name.split("-")[0] for p in entries] == ["grammar", "grammar", "templates"]
+    (lark_cache,) = [p for p in entries if p.suffix == ".cache"]
+    (snapshot,) = [p for p in entries if p.suffix == ".parser"]
+    assert snapshot.stem.startswith(lark_cache.stem)  # lark's key, and pellc's code
+    assert {p.suffix for p in entries[2].iterdir()} == {".cache"}  # compiled templates
     read_only = {**os.environ, "XDG_CACHE_HOME": "/proc/pellc-cannot-write-here"}
     done = subprocess.run(
         [sys.executable, "-c", script], env=read_only, input=source, capture_output=True,
         text=True, check=True,
     )  # fmt: skip
-    assert outputs[0] == outputs[1] == done.stdout and "PACKAGE BODY orders" in done.stdout
+    assert outputs[0] == outputs[1] == outputs[2] == done.stdout
+    assert "PACKAGE BODY orders" in done.stdout
 
 
 def test_threads_compiling_at_once_get_what_one_thread_gets() -> None:

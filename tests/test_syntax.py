@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 import pytest
 
 from pell import ast, compile_source, parse
@@ -314,3 +317,38 @@ def test_a_file_without_a_module_line_is_unsupported_at_its_first_token() -> Non
     _, diagnostics = parse(text)
     assert [(d.code, d.span.start) for d in diagnostics] == [("unsupported", text.index("import"))]
     assert diagnostics[0].message.startswith("a file without a `module` line (a script)")
+
+
+def test_a_parser_loaded_from_its_snapshot_parses_as_the_one_lark_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # pell.syntax pickles the parser lark loads from its cache; the next start-up unpickles
+    # it (docs in pell/syntax.py). The same trees, spans and syntax errors either way.
+    from pell import syntax
+    from pell.lexer import install
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    syntax._analysed_grammar()  # analyses the grammar, writes lark's cache
+    from_cache, specs = syntax._analysed_grammar()  # lark's cache read; the snapshot written
+    (snapshot,) = (tmp_path / "pellc").glob("grammar-*.parser")
+    loaded = syntax._load_snapshot(snapshot)
+    assert loaded is not None and loaded[0] is not from_cache
+    from_snapshot, snapshot_specs = loaded
+    assert specs == snapshot_specs and len(specs) > 50  # every mode's, made ahead
+    root = Path(__file__).resolve().parent.parent
+    paths = sorted((root / "examples").glob("*.pell")) + sorted(
+        (root / "tests" / "cases").rglob("*.pell")
+    )
+    texts = [path.read_text(encoding="utf-8") for path in paths]
+    texts += [text[: len(text) // 2] for text in texts]  # cut short: syntax errors
+    results = []
+    # lark's cache, FastLexer making each mode when first needed; the snapshot, with the specs
+    for parser, given in ((from_cache, None), (from_snapshot, snapshot_specs)):
+        install(parser, given)
+        monkeypatch.setattr(syntax, "grammar_parser", lambda parser=parser: parser)
+        monkeypatch.setattr(syntax, "_per_thread", threading.local())
+        parsed = [syntax.parse(text) for text in texts]
+        spans = [[n.span for n in ast.walk(m)] if m is not None else None for m, _ in parsed]
+        results.append((parsed, spans))
+    assert results[0] == results[1]
+    assert any(diagnostics for _, diagnostics in results[0][0])
