@@ -689,7 +689,7 @@ def build_tree(
         # Its previous output stays (entries[key] is still the previous entry).
 
     # The output directory holds every module the manifest records, built now or before.
-    orphans, carried = _recorded_elsewhere(out_dir, units, refs, recorded, not unlisted)
+    orphans, carried = _recorded_elsewhere(base, units, refs, recorded, not unlisted)
     for key, entry in carried.items():
         entries[key] = entry
     # The runtime is the whole project's, whatever subset is built; it is written when any
@@ -775,7 +775,7 @@ def build_tree(
 
 
 def _recorded_elsewhere(
-    out_dir: Path,
+    base: str,  # the output directory, absolute
     units: list[SourceUnit],
     refs: list[str],  # each unit's _source_ref
     recorded: dict[str, object],
@@ -786,7 +786,6 @@ def _recorded_elsewhere(
     source still exists. When the sources could not all be listed (`complete` false), none
     counts as gone."""
     current_keys = {unit.output.as_posix() for unit in units}
-    base = os.path.abspath(out_dir)
     current_refs = set(refs)
     orphans: dict[str, dict[str, object]] = {}
     carried: dict[str, dict[str, object]] = {}

@@ -3,6 +3,7 @@ each new attempt starts."""
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from pell.oracle_errors import ERROR_CLASSES
@@ -34,6 +35,7 @@ def policy_retries(
     return not (failure.panic or failure.never_retry)
 
 
+@functools.cache  # asked at every retry of every schedule
 def postgres_retried(policy: RetryPolicy) -> frozenset[str]:
     """The SQLSTATEs a policy retries on PostgreSQL: those of the classes `on` names, or with
     no `on` the allow-list (40P01, 40001, 55P03); every other code propagates."""
