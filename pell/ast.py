@@ -1,14 +1,15 @@
-"""The Pell syntax tree: frozen dataclasses, each carrying the source span it came from."""
+"""The Pell syntax tree: frozen records, each carrying the source span it came from."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Literal
 
+from pell.records import field, fields, record
 
-@dataclass(frozen=True, slots=True)
+
+@record
 class Span:
     """Character offsets [start, end) into the source text."""
 
@@ -19,51 +20,15 @@ class Span:
 NO_SPAN = Span(0, 0)
 
 
-# The node classes are declared with eq=False, repr=False: Node's __eq__, __hash__ and
-# __repr__ do what dataclass would generate for each class (compare the fields, class first;
-# hash them; show them), written once rather than compiled per class at every start-up (a
-# third of the time importing this module took).
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Node:
     span: Span = field(repr=False, compare=False, kw_only=True)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        compared = _compared_fields(self.__class__)
-        return compared(self) == compared(other)
-
-    def __hash__(self) -> int:
-        return hash(_compared_fields(self.__class__)(self))
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
-        return f"{self.__class__.__qualname__}({shown})"
-
-
-# class -> a function giving the values of its compared fields (all but `span`), as a tuple
-_COMPARED: dict[type, Callable[[Node], tuple[object, ...]]] = {}
-
-
-def _compared_fields(cls: type) -> Callable[[Node], tuple[object, ...]]:
-    getter = _COMPARED.get(cls)
-    if getter is None:
-        names = [declared.name for declared in fields(cls) if declared.compare]
-        if len(names) > 1:
-            getter = attrgetter(*names)
-        elif names:
-            single = attrgetter(names[0])
-            getter = lambda node: (single(node),)  # noqa: E731
-        else:
-            getter = _no_children
-        _COMPARED[cls] = getter
-    return getter
 
 
 # ---- types -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class NamedType(Node):
     """`number`, `Order`, `list<T>`, `Result<T, E1 | E2>`, `T?`."""
 
@@ -72,7 +37,7 @@ class NamedType(Node):
     optional: bool = False
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class UnitType(Node):
     """`()`."""
 
@@ -80,7 +45,7 @@ class UnitType(Node):
 TypeRef = NamedType | UnitType
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class TypeArg(Node):
     """One type argument; several alternatives for `E1 | E2` in `Result<T, E1 | E2>`."""
 
@@ -90,34 +55,34 @@ class TypeArg(Node):
 # ---- expressions -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class NumberLit(Node):
     text: str  # underscores already removed
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class StringLit(Node):
     """A string; interpolated when `parts` holds expressions between the text pieces."""
 
     parts: tuple[str | Expr, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class BoolLit(Node):
     value: bool
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class NoneLit(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class UnitLit(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Name(Node):
     """A name, possibly qualified: `x`, `dbms_output::put_line`."""
 
@@ -128,20 +93,20 @@ class Name(Node):
         return "::".join(self.path)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class FieldAccess(Node):
     target: Expr
     name: str
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Call(Node):
     callee: Name
     args: tuple[Expr, ...]  # the positional arguments
     keywords: tuple[KeywordArg, ...] = ()  # `f(a, limit = 10)`: after the positional ones
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class KeywordArg(Node):
     """`name = value` in a call: PL/SQL named notation `p_name => value`."""
 
@@ -150,7 +115,7 @@ class KeywordArg(Node):
     name_span: Span = field(default=NO_SPAN, repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class MethodCall(Node):
     target: Expr
     name: str
@@ -159,32 +124,32 @@ class MethodCall(Node):
     name_span: Span = field(default=NO_SPAN, repr=False, compare=False)  # the method's name
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class FieldInit(Node):
     name: str
     value: Expr  # the shorthand `Order { id }` stores Name("id")
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class RecordLit(Node):
     type_name: str
     fields: tuple[FieldInit, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Unary(Node):
     op: Literal["-", "!"]
     operand: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Binary(Node):
     op: str  # the Pell operator: "||", "&&", "==", "+", ...
     left: Expr
     right: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Wrap(Node):
     """`Ok(e)`, `Err(e)`, `Some(e)`; `Ok()` has no value."""
 
@@ -192,19 +157,19 @@ class Wrap(Node):
     value: Expr | None
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Propagate(Node):
     """Postfix `?`."""
 
     operand: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class ListLit(Node):
     items: tuple[Expr, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class SqlBlock(Node):
     """`sql! { ... }`: the raw SQL and where it starts in the source."""
 
@@ -253,12 +218,12 @@ BINARY_PRECEDENCE: dict[str, int] = {
 # ---- statements --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Block(Node):
     stmts: tuple[Stmt, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Let(Node):
     """`let x: T = e;` or `var x: T;` (`mutable` for `var`)."""
 
@@ -269,38 +234,38 @@ class Let(Node):
     name_span: Span = field(repr=False, compare=False)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Assign(Node):
     target: Expr
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class ExprStmt(Node):
     expr: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class If(Node):
     condition: Expr
     then: Block
     otherwise: Block | If | None
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class While(Node):
     condition: Expr
     body: Block
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Range(Node):
     start: Expr
     end: Expr
     inclusive: bool
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class For(Node):
     var: str
     source: Expr | Range
@@ -309,27 +274,27 @@ class For(Node):
     bulk: bool = False  # `forall r in rows { sql! { ... } }`: one DML statement, FORALL
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Break(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Continue(Node):
     pass
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Return(Node):
     value: Expr | None
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Transaction(Node):
     body: Block
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Yield(Node):
     value: Expr
 
@@ -340,25 +305,25 @@ Stmt = Let | Assign | ExprStmt | If | While | For | Break | Continue | Return | 
 # ---- items -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class AnnotationArg(Node):
     name: str | None  # None for a positional argument
     value: Expr
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Annotation(Node):
     name: str
     args: tuple[AnnotationArg, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Field(Node):
     name: str
     type: TypeRef
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Record(Node):
     name: str
     fields: tuple[Field, ...]
@@ -366,7 +331,7 @@ class Record(Node):
     annotations: tuple[Annotation, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class ErrorDecl(Node):
     name: str
     fields: tuple[Field, ...]
@@ -374,13 +339,13 @@ class ErrorDecl(Node):
     annotations: tuple[Annotation, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Variant(Node):
     name: str
     value: Expr | None
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Enum(Node):
     name: str
     variants: tuple[Variant, ...]
@@ -388,7 +353,7 @@ class Enum(Node):
     annotations: tuple[Annotation, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Param(Node):
     name: str
     mode: Literal["in", "out", "inout"]
@@ -396,7 +361,7 @@ class Param(Node):
     default: Expr | None = None  # `name: T = value`: the argument may be left out
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Fn(Node):
     name: str
     params: tuple[Param, ...]
@@ -409,7 +374,7 @@ class Fn(Node):
     has_body: bool = True  # False: `fn f(...);`, a signature only (stub modules)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Sequence(Node):
     """`pub seq order_ids;`: an Oracle sequence the module's code reads with `.nextval` and
     `.currval`. It declares one that exists (created with the tables), and creates nothing."""
@@ -422,12 +387,12 @@ class Sequence(Node):
 Item = Record | ErrorDecl | Enum | Fn | Sequence
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Import(Node):
     path: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
+@record
 class Module(Node):
     path: tuple[str, ...]
     imports: tuple[Import, ...]

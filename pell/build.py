@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
 from pell.error_codes import CATEGORY_RANGES, DeclaredError, declared_errors
 from pell.project import Config, Project, ProjectFile, project_file
+from pell.records import field, record
 from pell.runtime import project_runtime, references_runtime
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SourceUnit:
     """One `.pell` file and the output path it maps to, relative to the output directory."""
 
@@ -182,7 +182,7 @@ def project_of(
     return Project(files, is_project, config, complete)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ModuleOutcome:
     unit: SourceUnit
     status: str  # "built", "unchanged", "failed", "stale", "missing", "fresh"
@@ -191,7 +191,7 @@ class ModuleOutcome:
     source_map: dict[str, object] | None = None
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class BuildResult:
     outcomes: list[ModuleOutcome] = field(default_factory=list)
     runtime: str | None = None  # the runtime's status, as for modules; None: no errors declared
@@ -335,7 +335,7 @@ def _job_count(jobs: int | None) -> int:
     return jobs
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Compiled:
     """What a build keeps of one module's compile; small and picklable, so that a worker
     process can hand it back (not the syntax tree, nor the lowered module)."""
@@ -385,7 +385,7 @@ def compile_module(
 _worker_project: Project | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class _ProjectCopy:
     """What a worker started afresh (not forked) needs to make the project again."""
 

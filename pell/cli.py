@@ -9,9 +9,10 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from pell.records import replace
 
 if TYPE_CHECKING:
     from pell.build import BuildResult

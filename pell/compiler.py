@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pell import ast
 from pell.diagnostics import Diagnostic, SourceFile, has_errors
+from pell.records import record
 
 if TYPE_CHECKING:
     from pell.checker.imports import ModuleIndex
@@ -27,7 +27,7 @@ MAX_NESTING = 200  # AST levels; real code stays far below
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompileResult:
     """The SQL of one module (None when it has errors) and every diagnostic found."""
 

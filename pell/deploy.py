@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from pell.build import RUNTIME_FILE
+from pell.records import record
 
 _CREATE = re.compile(
     r"^\s*CREATE\s+OR\s+REPLACE\s+(PACKAGE\s+BODY|PACKAGE|TYPE\s+BODY|TYPE)\s+"
@@ -18,7 +18,7 @@ _CREATE = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Statement:
     """One statement of a script: its text (without the `/` line) and the line it starts on."""
 
@@ -79,7 +79,7 @@ def _close(statements: list[Statement], lines: list[str], start: int, slash: int
     statements.append(Statement(text, start, kind, match.group(3).upper(), match.group(2)))
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Script:
     """A `.sql` file to run, with its source map if one was written beside it."""
 
@@ -95,7 +95,7 @@ def deployment_order(out_dir: Path) -> list[Path]:
     return ([runtime] if runtime.exists() else []) + scripts
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CompileError:
     """A row of USER_ERRORS."""
 

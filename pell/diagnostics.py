@@ -6,10 +6,10 @@ import bisect
 import re
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from pell.ast import Span
+from pell.records import field, record, replace
 
 
 class Severity(Enum):
@@ -136,7 +136,7 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Note:
     """A secondary location that explains a diagnostic ("`finally` is here")."""
 
@@ -144,7 +144,7 @@ class Note:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Diagnostic:
     code: str
     message: str

@@ -17,11 +17,11 @@ never given again (a session or a log somewhere may still hold it). The file rec
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pell import ast
 from pell.project import ConfigError
+from pell.records import field, record
 
 # Category -> (first code, last code); codes are handed out from the first, downwards.
 # -20399, the last panic code, is pellc's own: a transaction-scoped @retry called with a
@@ -51,7 +51,7 @@ def category_of_code(code: int) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class DeclaredError:
     """An error as the project declares it."""
 
@@ -65,7 +65,7 @@ class DeclaredError:
         return f"{self.module}.{self.name}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class CodeBook:
     """What the code file records: the code of every error, and the codes retired."""
 
@@ -123,7 +123,7 @@ def _shape_problem(data: object) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NumberedError:
     """One error of the project with the code it was given."""
 
@@ -135,7 +135,7 @@ class NumberedError:
     decl: ast.ErrorDecl | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CodeOverflow:
     """A category with no code left for a new error."""
 
@@ -153,7 +153,7 @@ class CodeOverflow:
         )
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Numbering:
     errors: list[NumberedError]
     overflows: list[CodeOverflow]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -10,6 +9,7 @@ from pell import naming
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import SourceFile
 from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY
+from pell.records import record
 from pell.retry import (
     ISOLATION_LEVELS,
     SAVEPOINT_CANNOT_CURE,
@@ -20,7 +20,7 @@ from pell.retry import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RetryExplanation:
     fn: str
     line: int

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
+from pell.records import field, record
 from pell.retry import RetryPolicy
 
 INDENT = "  "
@@ -28,7 +28,7 @@ def source_marker(offset: int) -> str:
 # ---- what statements call and raise ---------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ExceptionName:
     """A name in `WHEN ... THEN`: OTHERS, an exception bound to an Oracle code, or a Pell
     error's runtime exception."""
@@ -50,7 +50,7 @@ NO_DATA_FOUND = ExceptionName("NO_DATA_FOUND", oracle_code=100)
 # ---- conditions -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class AttemptsExhausted:
     """`attempt >= n`, or with a deadline `... OR <deadline test>` (the verifier takes the
     deadline as never passed: it models no time)."""
@@ -64,7 +64,7 @@ class AttemptsExhausted:
         return f"{test} OR {self.deadline}" if self.deadline else test
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class IsPanic:
     """`pell_is_panic(SQLCODE)`: the error in hand is a panic or a never-retry code."""
 
@@ -72,13 +72,13 @@ class IsPanic:
         return "pell_is_panic(SQLCODE)"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class TransactionOpen:
     def text(self) -> str:
         return "DBMS_TRANSACTION.LOCAL_TRANSACTION_ID IS NOT NULL"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FlagSet:
     """A BOOLEAN variable the lowering sets itself (the run-once flag of a cleanup, the
     committed flag of a transaction block), or with `negated` its NOT."""
@@ -90,7 +90,7 @@ class FlagSet:
         return f"NOT {self.variable}" if self.negated else self.variable
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Opaque:
     """A condition computed from values: the verifier explores both outcomes."""
 
@@ -101,7 +101,7 @@ class Opaque:
         return self.sql
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NotPellError:
     """PostgreSQL: `SQLSTATE <> ALL (ARRAY[...])`, the error in hand is none of these Pell
     errors (their SQLSTATEs are numbered by the build, so the runtime schema names them)."""
@@ -119,18 +119,18 @@ Condition = AttemptsExhausted | IsPanic | TransactionOpen | FlagSet | NotPellErr
 # ---- statements ---------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Null:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Comment:
     text: str
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Assign:
     target: str
     value: str
@@ -138,14 +138,14 @@ class Assign:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class SetFlag:
     variable: str
     value: bool = True
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class CountAttempt:
     """`attempt := attempt + 1`: the retry loop counts a failed attempt."""
 
@@ -153,7 +153,7 @@ class CountAttempt:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Exec:
     """A procedure call or other statement made of one expression (`x.DELETE`)."""
 
@@ -162,7 +162,7 @@ class Exec:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class CallLocal:
     """A call of a procedure declared in the subprogram (the run-once cleanup)."""
 
@@ -170,7 +170,7 @@ class CallLocal:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Sql:
     """Embedded SQL as it is printed (binds resolved, INTO added), with what the verifier reads:
     its first keyword and the tokens' words."""
@@ -185,35 +185,35 @@ class Sql:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Savepoint:
     name: str
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class RollbackTo:
     name: str
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Rollback:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Commit:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class SetTransaction:
     level: str
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Sleep:
     """The pause between attempts: `seconds` is an expression of the attempt variable (or the
     variable that holds it), which the verifier reads for the longest pause it can give."""
@@ -223,14 +223,14 @@ class Sleep:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Raise:
     """`RAISE;`: the exception in hand, again."""
 
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class RaiseError:
     """RAISE_APPLICATION_ERROR with a runtime code constant: a Pell error, or pellc's own."""
 
@@ -240,20 +240,20 @@ class RaiseError:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Return:
     value: str | None = None
     calls: tuple[tuple[str, ...], ...] = ()
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Exit:
     label: str = ""  # PostgreSQL: `EXIT label;` leaves the loop or block of that label
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ExitWhen:
     """`EXIT WHEN NOT (condition)`: a WHILE's test; `EXIT WHEN condition` when `holds`."""
 
@@ -262,25 +262,25 @@ class ExitWhen:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Continue:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class PipeRow:
     value: str
     calls: tuple[tuple[str, ...], ...] = ()
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Branch:
     condition: Condition
     body: list[Stmt]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class If:
     """IF / ELSIF / ELSE; `one_line` prints `IF c THEN s1 s2 END IF;` (one branch)."""
 
@@ -290,7 +290,7 @@ class If:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Loop:
     """`[head] LOOP ... END LOOP;` over values (a FOR range, WHILE, or a bare LOOP with its own
     EXIT WHEN): the verifier runs the body at most once."""
@@ -301,7 +301,7 @@ class Loop:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class CursorLoop:
     """`FOR r IN (query) LOOP`; a query of several lines gets lines of its own."""
 
@@ -312,7 +312,7 @@ class CursorLoop:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class RetryLoop:
     """The LOOP of a retried fn: each pass is one attempt."""
 
@@ -321,13 +321,13 @@ class RetryLoop:
     origin: int = field(default=-1, kw_only=True)
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Handler:
     exceptions: list[ExceptionName]
     body: list[Stmt]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Block:
     """BEGIN ... [EXCEPTION WHEN ... THEN ...] END;"""
 
@@ -370,14 +370,14 @@ Stmt = (
 # ---- declarations and subprograms ------------------------------------------------------------
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Variable:
     """A declaration printed as written: a variable, a type, an exception, a PRAGMA."""
 
     text: str
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class LocalProcedure:
     name: str
     body: list[Stmt]
@@ -387,7 +387,7 @@ class LocalProcedure:
 Declaration = Variable | LocalProcedure
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Subprogram:
     """One fn as a PL/SQL subprogram, with what the verifier needs to know of it."""
 

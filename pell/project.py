@@ -16,12 +16,12 @@ import functools
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pell import ast
 from pell.diagnostics import Diagnostic, SourceFile
+from pell.records import record
 
 if TYPE_CHECKING:
     from pell.checker.model import CheckedModule
@@ -53,7 +53,7 @@ class ConfigError(Exception):
     """A `[tool.pellc]` table pellc cannot use: one line naming the file and the problem."""
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Config:
     """`[tool.pellc]` in pyproject.toml, or the top level of pell.toml."""
 
@@ -163,7 +163,7 @@ def shipped_stubs() -> list[tuple[str, ...]]:
     return sorted(_stub_files())
 
 
-@dataclass
+@record(frozen=False)
 class ProjectFile:
     """One source file of a project, read; parsed when first needed."""
 

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from pell import ast
 from pell.diagnostics import Diagnostic, Note, has_errors
 from pell.naming import ATTEMPT_VARIABLE
 from pell.oracle_errors import ERROR_CLASSES
+from pell.records import record
 
 _DEFAULT_ATTEMPTS = 3
 # More attempts than this is a loop, not a retry; it also bounds `pellc explain`'s table.
 MAX_ATTEMPTS = 100
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RetryArgument:
     """One argument @retry takes: the README and docs/retry.md print this table (a test keeps
     them equal), the reader accepts its names and aliases, and unknown names list it."""
@@ -130,7 +130,7 @@ ISOLATION_LEVELS = {"serializable": "SERIALIZABLE", "read_committed": "READ COMM
 MAX_SLEEP_MS = 3_600_000
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RetryPolicy:
     """What one `@retry(...)` asks for, in the compiler's terms."""
 
@@ -179,7 +179,7 @@ def pell_errors_on(
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ScheduledAttempt:
     """One attempt of a retried call: the sleep before it and the worst case so far."""
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from pell.error_codes import (
     read_code_book,
 )
 from pell.naming import RUNTIME_PACKAGE, TRANSACTION_OPEN
+from pell.records import record
 
 if TYPE_CHECKING:
     from pell.project import Project, ProjectFile
@@ -38,7 +38,7 @@ def references_runtime(sql: str) -> bool:
     return _REFERENCE.search(sql) is not None
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ProjectRuntime:
     """The runtime of a whole project, whatever subset a command builds."""
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from dataclasses import dataclass
 
+from pell.records import record
 from pell.sqltokens import SqlTextError as SqlTextError  # raised here, caught by the checker
 from pell.sqltokens import Token, TokenType
 from pell.sqltokens import tokenize as _tokenize
@@ -14,7 +14,7 @@ from pell.sqltokens import tokenize as _tokenize
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#]*\Z")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Bind:
     """`:name` at [start, end) of the SQL text (the colon included)."""
 
@@ -23,7 +23,7 @@ class Bind:
     end: int
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SqlShape:
     """What pellc needs to know of one SQL statement."""
 

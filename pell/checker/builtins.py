@@ -14,13 +14,13 @@ https://docs.oracle.com/en/database/oracle/oracle-database/23/sqlrf/<NAME>.html
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pell import ast
 from pell.checker import types as t
 from pell.diagnostics import did_you_mean, quoted_with_article
 from pell.precedence import ADDITIVE, ATOM, Lowered, wrap
+from pell.records import record
 
 if TYPE_CHECKING:
     from pell.checker.expressions import ExpressionChecker
@@ -77,7 +77,7 @@ Result = t.Type | Literal["text_of_first", "text_of_args", "numeric_of_args", "s
 Form = Literal["call", "bare", "nvl2", "extract", "sys_guid"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Builtin:
     """`name(params) -> result` in Pell; `plsql(...)` in PL/SQL."""
 

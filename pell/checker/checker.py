@@ -3,9 +3,7 @@ diagnostics. `pell.checker` hands out its public names."""
 
 from __future__ import annotations
 
-import dataclasses
-
-from pell import ast, naming
+from pell import ast, naming, records
 from pell.checker import types as t
 from pell.checker.annotations import (
     check_error_annotations,
@@ -471,9 +469,9 @@ def check(
                 checked.imports,
                 diagnostics,
             )
-            policy = dataclasses.replace(info.retry, on=on)  # others' errors by full path
+            policy = records.replace(info.retry, on=on)  # others' errors by full path
             if on != info.retry.on:
-                checked.fns[fn_name] = info = dataclasses.replace(info, retry=policy)
+                checked.fns[fn_name] = info = records.replace(info, retry=policy)
             if policy.recover is not None:
                 _check_recover(info, checked.fns, diagnostics)
     for name, info in checked.fns.items():
@@ -484,7 +482,7 @@ def check(
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics)
     facts = check_retry_safety(checked, diagnostics)
-    return dataclasses.replace(checked, retry_facts=facts), for_target(diagnostics, target)
+    return records.replace(checked, retry_facts=facts), for_target(diagnostics, target)
 
 
 def declare(module: ast.Module, index: ModuleIndex | None) -> CheckedModule:

@@ -13,11 +13,11 @@ is `accounts::Account` (PL/SQL `bank.accounts.t_account`) in a module that impor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from pell import ast, naming
 from pell.checker import types as t
+from pell.records import field, record, replace
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -57,7 +57,7 @@ def plsql_package(module: ast.Module) -> str:
     return f"{schema}.{package}" if schema else package
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Foreign:
     """A module named by `alias::` in the module being checked."""
 
@@ -127,7 +127,7 @@ class Foreign:
         return f"{self.package}.{naming.fn_name(name)}"
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Imports:
     """The `alias::` prefixes of one module."""
 

@@ -4,15 +4,15 @@ lowering (PL/SQL) both read."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from pell.checker import types as t
 from pell.naming import SPLIT_FUNCTION
 from pell.precedence import ADDITIVE, ATOM, COMPARISON, OR, Lowered, wrap
+from pell.records import record
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Method:
     """`receiver.name(params) -> result`, lowered by filling in `template`: `{receiver}` is the
     lowered receiver, in parentheses if it binds looser than `receiver_precedence`, and `{0}`,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from pell import ast
 from pell.checker.types import RecordType, Type
+from pell.records import field, record
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
@@ -15,19 +15,19 @@ if TYPE_CHECKING:
     from pell.checker.retry_facts import ModuleFacts
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RecordInfo:
     decl: ast.Record
     fields: dict[str, Type]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ParamInfo:
     decl: ast.Param
     type: Type
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FnInfo:
     decl: ast.Fn
     params: tuple[ParamInfo, ...]
@@ -49,7 +49,7 @@ class FnInfo:
         return not isinstance(self.returns, UnitType)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Symbol:
     """A value a Pell name refers to, with the PL/SQL name it has in the output."""
 
@@ -61,7 +61,7 @@ class Symbol:
     span: ast.Span
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class FnAnalysis:
     """Per-fn facts, keyed by the id() of the AST node they are about."""
 
@@ -82,7 +82,7 @@ class FnAnalysis:
     sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CheckedModule:
     module: ast.Module
     records: dict[str, RecordInfo]

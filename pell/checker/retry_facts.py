@@ -8,14 +8,13 @@ every module of a build, and finds which fns end the transaction, through any de
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from pell import ast, sqltext
+from pell import ast, records, sqltext
 from pell.checker.model import CheckedModule
+from pell.records import record
 from pell.sqltokens import Token, TokenType
 
 # Oracle-supplied procedures that commit the caller's transaction, for packages pellc has no
@@ -58,7 +57,7 @@ def committing_call(path: tuple[str, ...]) -> str | None:
 # ---- facts -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Effect:
     """What a fn body does that the checks care about."""
 
@@ -87,7 +86,7 @@ class Effect:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FnFacts:
     name: str
     name_span: ast.Span
@@ -132,7 +131,7 @@ class FnFacts:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ModuleFacts:
     """The retry facts of one module: what its fns commit and call."""
 
@@ -266,7 +265,7 @@ def _walk_body(
             raised.setdefault(not_found[id(node)][0], node.span)
     if blocks:  # rare: find the innermost block around each effect (spans nest)
         effects = [
-            dataclasses.replace(effect, in_transaction=_innermost(effect.span, blocks))
+            records.replace(effect, in_transaction=_innermost(effect.span, blocks))
             for effect in effects
         ]
     return effects, raised
@@ -308,7 +307,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
 # ---- the call graph ----------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Commit:
     """How a fn ends the transaction: at `span` in its own body (a commit, or the call that
     leads to one), and where the commit itself is."""

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pell.records import field, record
 
 SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp", "interval")
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Scalar:
     name: str  # one of SCALARS
 
@@ -15,7 +15,7 @@ class Scalar:
         return self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class RecordType:
     """A record of this module (`module` empty) or of the module imported as `module::`."""
 
@@ -27,7 +27,7 @@ class RecordType:
         return f"{self.module}::{self.name}" if self.module else self.name
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class ListType:
     element: Type
 
@@ -35,7 +35,7 @@ class ListType:
         return f"list<{self.element}>"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class CursorType:
     """`cursor<T>`: the rows a @pipelined fn reads from the `CURSOR(subquery)` SQL passes it;
     read once, by `for`."""
@@ -46,13 +46,13 @@ class CursorType:
         return f"cursor<{self.element}>"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnitType:
     def __str__(self) -> str:
         return "Unit"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NullType:
     """The type of `None`: fits any type (it lowers to NULL)."""
 
@@ -60,7 +60,7 @@ class NullType:
         return "None"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class NeverType:
     """An expression that does not produce a value (`Err(...)`)."""
 
@@ -68,7 +68,7 @@ class NeverType:
         return "never"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SqlValue:
     """A column of a SQL row: its type is known only to the database. `column`, when one
     table's column is known (`orders.status`), declares a variable of it: `%TYPE`."""
@@ -79,7 +79,7 @@ class SqlValue:
         return f"the type of {self.column}" if self.column else "SQL value"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SqlRow:
     """The row of a cursor `for` loop: one SQL value per select-list name."""
 
@@ -89,7 +89,7 @@ class SqlRow:
         return "SQL row"
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class UnknownType:
     """The type of an expression already reported as wrong: fits anywhere, so errors do not cascade."""
 

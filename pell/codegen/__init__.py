@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 
 from pell import ast, naming, plsql
 from pell.checker import types as t
@@ -15,10 +14,11 @@ from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import NEVER_RETRY, PANIC_RANGE
 from pell.plsql import MARKER_END, MARKER_START, source_marker
+from pell.records import record
 from pell.resources import template_environment
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class LoweredModule:
     """A module lowered to PL/SQL: its subprograms as statement trees, and everything else the
     package template lays out, decided in Python."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
 
@@ -17,11 +16,12 @@ from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.retry_loop import lower_retry_loop
 from pell.codegen.types import plsql_type
 from pell.precedence import ADDITIVE, ATOM, wrap
+from pell.records import record, replace
 
 _MODES = {"in": "IN", "out": "OUT", "inout": "IN OUT"}
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class SubprogramView:
     """What the subprogram template lays out."""
 

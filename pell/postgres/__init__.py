@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from pell import ast, naming, plsql
 from pell.checker import types as t
@@ -19,11 +18,12 @@ from pell.diagnostics import Diagnostic
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
+from pell.records import record
 
 __all__ = ["PgModule", "lower_module", "runtime_sql"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class PgModule:
     """A module lowered to PL/pgSQL: its script, and its fns as statement trees (what
     `pell.verify` runs under PostgreSQL's rules)."""

@@ -9,11 +9,10 @@ it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pell import ast, runtime
 from pell.compiler import CompileResult
 from pell.diagnostics import CODES, Severity, SourceFile
+from pell.records import record
 from pell.verify.interpreter import Program, ProgramModule, Violation
 from pell.verify.model import Location
 from pell.verify.schedules import FnVerdict, needs_verifying, verify_fn
@@ -21,7 +20,7 @@ from pell.verify.schedules import FnVerdict, needs_verifying, verify_fn
 __all__ = ["Finding", "Report", "verify", "verify_program"]
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Finding:
     """One violation, located in the Pell source, with the schedule that shows it."""
 
@@ -40,7 +39,7 @@ class Finding:
         return "\n".join([head, "  schedule:", *(f"    {step}" for step in self.schedule)])
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Report:
     verdicts: tuple[FnVerdict, ...]
     findings: tuple[Finding, ...]

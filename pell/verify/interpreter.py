@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
 from pell import plsql
 from pell.checker.retry_facts import committing_call
+from pell.records import field, record, replace
 from pell.retry import RetryPolicy, schedule
 from pell.verify.model import Effect, Failure, Location, ModelError, Session
 from pell.verify.properties import check_call, check_retry
@@ -43,7 +43,7 @@ DML_VERBS = frozenset({"insert", "update", "delete", "merge"})
 MAX_CALL_DEPTH = 12  # deeper calls (recursion) are taken as doing nothing
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Violation:
     code: str
     at: Location
@@ -51,7 +51,7 @@ class Violation:
     log: tuple[tuple[str, Location | None], ...]
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class ProgramModule:
     path: tuple[str, ...]
     imports: tuple[tuple[str, ...], ...]
@@ -108,7 +108,7 @@ class Abort(Exception):
     """The run cannot go on (a loop past its bound): its violation is already recorded."""
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Frame:
     module: ProgramModule
     subprogram: plsql.Subprogram

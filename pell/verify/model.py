@@ -8,12 +8,12 @@ call, never the rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pell.records import field, record
 
 Location = tuple[tuple[str, ...], int]  # (module path, source offset)
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Failure:
     """An error raised in the model: an Oracle code (a SQLSTATE on PostgreSQL), a Pell error,
     or pellc's own."""
@@ -27,7 +27,7 @@ class Failure:
     at: Location | None = None  # where it was raised or injected
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class Effect:
     """Something a statement did: a DML row change, a call's work, a message sent."""
 
@@ -48,7 +48,7 @@ class ModelError(Exception):
         self.failure = failure
 
 
-@dataclass(slots=True)
+@record(frozen=False)
 class Transaction:
     work: list[Effect] = field(default_factory=list)
     savepoints: list[tuple[str, int]] = field(default_factory=list)  # (name, len(work) then)

@@ -9,10 +9,9 @@ failures up to the last attempt, then each outcome of the last.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pell import plsql
 from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE
+from pell.records import record
 from pell.retry import RetryPolicy, pell_errors_on
 from pell.verify.interpreter import Program, ProgramModule, Run, Violation
 from pell.verify.model import Failure
@@ -21,7 +20,7 @@ MAX_PATHS = 16  # paths through a fn's conditions explored
 MAX_RUNS = 1_500  # schedules per fn
 
 
-@dataclass(frozen=True, slots=True)
+@record
 class FnVerdict:
     module: tuple[str, ...]
     fn: str
