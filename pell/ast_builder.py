@@ -1,14 +1,14 @@
-"""lark parser callbacks -> pell.ast nodes: one handler per grammar rule, spans from tokens."""
+"""Parser callbacks -> pell.ast nodes: one handler per grammar rule, spans from tokens. They run
+in pell.lalr's parser loop, or in lark's (pell.syntax gives them pell.lalr Tokens either way)."""
 
 from __future__ import annotations
 
-import operator
+from collections.abc import Callable, Sequence
 from typing import Any
-
-from lark import Token
 
 from pell import ast
 from pell.diagnostics import Diagnostic
+from pell.lalr import FIRST, Rule, Token
 
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
@@ -57,7 +57,7 @@ class _Inlined:
         self.end = end
 
 
-# On lark's value stack a parsed value is a Token, an _Inlined, or a (value, start, end) tuple:
+# On the parser's value stack a parsed value is a Token, an _Inlined, or a (value, start, end) tuple:
 # the value a handler built, with the span of everything the rule matched (start -1: empty).
 Built = tuple[Any, int, int]
 
@@ -90,15 +90,19 @@ def _bounds(children: list[Any]) -> tuple[int, int]:
 _WITH_SPANS = frozenset({"binary_chain"})
 
 
-def _single_index(rule: Any) -> int | None:
+# A rule's callback: its children as matched -> its value on the stack.
+Callback = Callable[[list[Any]], Any]
+
+
+def _single_index(rule: Rule) -> int | None:
     """The position of the one symbol `rule` keeps when it keeps exactly one and inlines
     nothing, else None."""
     kept = [
         position
         for position, symbol in enumerate(rule.expansion)
-        if rule.options.keep_all_tokens or not (symbol.is_term and symbol.filter_out)
+        if rule.keep_all_tokens or not (symbol.is_term and symbol.filter_out)
     ]
-    if len(kept) != 1 or rule.options.empty_indices:
+    if len(kept) != 1 or rule.empty_indices:
         return None
     symbol = rule.expansion[kept[0]]
     if symbol.name.startswith("_") and not symbol.is_term:
@@ -107,7 +111,7 @@ def _single_index(rule: Any) -> int | None:
 
 
 class AstBuilder:
-    """Builds pell.ast nodes while lark's LALR parser reduces, one `<rule>(span, children)`
+    """Builds pell.ast nodes while the LALR parser reduces, one `<rule>(span, children)`
     method per rule (or per alias); collects the few diagnostics found while building (escapes).
 
     The callbacks replace lark's tree building: no parse tree is made, no position metadata is
@@ -117,11 +121,11 @@ class AstBuilder:
     so a node's span includes its keywords and punctuation.
     """
 
-    def __init__(self, rules: list[Any]) -> None:
+    def __init__(self, rules: Sequence[Rule]) -> None:
         self.text = ""
         self.diagnostics: list[Diagnostic] = []
         self.tuple_args: list[ast.AnnotationArg] = []  # `order = (a, b)`: for `annotation`
-        self.table = self.callbacks(rules)
+        self.table = self.callbacks(rules)  # by rule number
 
     def begin(self, text: str) -> None:
         """Get ready to build the AST of `text` (not a grammar rule: `start` is one)."""
@@ -129,11 +133,11 @@ class AstBuilder:
         self.diagnostics = []
         self.tuple_args = []
 
-    def callbacks(self, rules: list[Any]) -> dict[Any, Any]:
+    def callbacks(self, rules: Sequence[Rule]) -> list[Callback]:
         """One parser callback per grammar rule, from the rules lark analysed."""
-        by_origin: dict[str, list[Any]] = {}
+        by_origin: dict[str, list[Rule]] = {}
         for rule in rules:
-            by_origin.setdefault(rule.origin.name, []).append(rule)
+            by_origin.setdefault(rule.origin, []).append(rule)
         # Inlined `_rule`s whose every alternative is one kept symbol hand that symbol's value
         # up as it is, and their parents take it as an ordinary child.
         single = {
@@ -142,20 +146,19 @@ class AstBuilder:
             if origin.startswith("_")
             and all(_single_index(rule) is not None for rule in alternatives)
         }
-        return {rule: self._callback(rule, single) for rule in rules}
+        return [self._callback(rule, single) for rule in rules]
 
-    def _callback(self, rule: Any, single: set[str]) -> Any:
-        options = rule.options
+    def _callback(self, rule: Rule, single: set[str]) -> Callback:
         expansion = rule.expansion
-        name = rule.alias or options.template_source or rule.origin.name
+        name = rule.alias or rule.template_source or rule.origin
         index = _single_index(rule)
         # A `?rule` or `_rule` reduced from one kept symbol passes that symbol's value up. Its
         # parent measures it from the tokens it dropped too, as lark's containers do: in
         # `(a).f()` the call starts at the `(`, while `a` keeps its own span.
-        passes = rule.origin.name in single or (options.expand1 and not rule.alias)
+        passes = rule.origin in single or (rule.expand1 and not rule.alias)
         if index is not None and passes:
             if len(expansion) == 1:
-                return operator.itemgetter(0)
+                return FIRST
 
             def pass_through(children: list[Any]) -> Built:
                 start, end = _bounds(children)
@@ -164,8 +167,8 @@ class AstBuilder:
 
             return pass_through
         # How many None placeholders go before each symbol, and after the last (lark's rule).
-        if options.empty_indices:
-            flags = "".join(str(int(flag)) for flag in options.empty_indices)
+        if rule.empty_indices:
+            flags = "".join(str(int(flag)) for flag in rule.empty_indices)
             nones = [len(ones) for ones in flags.split("0")]
         else:
             nones = [0] * (len(expansion) + 1)
@@ -173,12 +176,12 @@ class AstBuilder:
         pending = 0
         for position, symbol in enumerate(expansion):
             pending += nones[position]
-            if options.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
+            if rule.keep_all_tokens or not (symbol.is_term and symbol.filter_out):
                 inline = symbol.name.startswith("_") and not symbol.is_term
                 keep.append((position, inline and symbol.name not in single, pending))
                 pending = 0
         trailing = pending + nones[len(expansion)]
-        pass_single = bool(options.expand1) and not rule.alias
+        pass_single = rule.expand1 and not rule.alias
         inlined = name.startswith("_")
         handler = None if inlined else getattr(self, name, None)
         if handler is None and not inlined and not pass_single:

@@ -14,39 +14,30 @@ Whatever it does not handle itself -- no match (a lexical error, or the end of t
 state whose lexer has callbacks or flagged keywords -- goes to lark's ContextualLexer from the
 same position, with lark's lexer state brought up to date first, so errors are lark's own.
 tests/test_lexer.py compares the two token for token.
+
+The modes' specs (`mode_specs`) are also what pell.lalr, pellc's own parser, lexes with: the
+same matching, in a loop with its parser, where lark is not imported.
 """
 
 from __future__ import annotations
 
+import array
 import functools
 import importlib
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lark import Lark, Token
 from lark.lexer import BasicLexer, ContextualLexer, Lexer, LexerState, PatternStr, TerminalDef
+
+from pell.lalr import END_GROUP, END_OF_TEXT, Mode, ModeSpec, SreCode, Terminal, precompiled
 
 # FastLexer fills a Token's slots itself (lark's Token() checks its arguments first, which
 # takes a third of the lexer's time), when they are the slots of lark 1.2 and 1.3.
 _INLINE_TOKENS = Token.__slots__ == (
     "type", "start_pos", "value", "line", "column", "end_line", "end_column", "end_pos",
 )  # fmt: skip
-
-# A terminal of a mode: its name, whether lark counts lines in it, whether it is ignored, and
-# its keywords (text -> keyword terminal) when lark looks them up from it.
-_Terminal = tuple[str, bool, bool, "dict[str, str] | None"]
-
-
-# The group of a mode's regex that matches at the end of the text (a lark terminal's name is
-# upper case), and its terminal in the group table (no name a group or terminal can have).
-_END_GROUP = "end_of_text"
-_END_OF_TEXT = "$END_OF_TEXT"
-
-# A mode before its regex is compiled: the regex and the table of its groups (what
-# match.lastindex means). Working them out is most of what making a mode costs, so pell.syntax
-# keeps them, made for every mode at once, with its parser snapshot.
-ModeSpec = tuple[str, list[_Terminal | None]]
 
 
 def mode_key(lexer: BasicLexer) -> tuple[str, ...]:
@@ -68,19 +59,6 @@ def mode_specs(parser: Lark) -> dict[tuple[str, ...], ModeSpec]:
             except _Unsupported:
                 continue
     return specs
-
-
-class _Mode:
-    """What one of lark's BasicLexers does: one compiled regex, and a table of its groups."""
-
-    __slots__ = ("match", "terminals")
-
-    match: Callable[[str, int, int], re.Match[str] | None]
-    terminals: list[_Terminal | None]  # by group number (match.lastindex)
-
-    def __init__(self, spec: ModeSpec) -> None:
-        pattern, self.terminals = spec
-        self.match = re.compile(pattern).match
 
 
 def _mode_spec(lexer: BasicLexer) -> ModeSpec:
@@ -123,17 +101,17 @@ def _mode_spec(lexer: BasicLexer) -> ModeSpec:
         branches.append(f"{first}(?P<{terminal.name}>{rest})")
     # 3. The end of the text, after the skip: only ignored text was left, where lark would
     # build its own scanner for the state only to skip it (a file's last line break).
-    branches.append(rf"(?P<{_END_GROUP}>\Z)")
+    branches.append(rf"(?P<{END_GROUP}>\Z)")
     pattern = f"{skip}(?:{'|'.join(branches)})"
     try:
         compiled = re.compile(pattern)
     except re.error as error:  # e.g. a terminal with a named group of its own
         raise _Unsupported(str(error)) from error
     # lastindex is a terminal's group: a group inside it closes before it does
-    table: list[_Terminal | None] = [None] * (compiled.groups + 1)
+    table: list[Terminal | None] = [None] * (compiled.groups + 1)
     for name, group in compiled.groupindex.items():
-        if name == _END_GROUP:
-            table[group] = (_END_OF_TEXT, False, True, None)
+        if name == END_GROUP:
+            table[group] = (END_OF_TEXT, False, True, None)
             continue
         lines = name in lexer.newline_types
         table[group] = (name, lines, name in ignore, keyword_tables.get(name))
@@ -177,10 +155,10 @@ def _matches_all(regexp: str, text: str) -> bool:
 
 
 class _Unsupported(Exception):
-    """A state lark lexes in a way _Mode does not copy: its tokens come from lark."""
+    """A state lark lexes in a way Mode does not copy: its tokens come from lark."""
 
 
-class _LarkOnly(_Mode):
+class _LarkOnly(Mode):
     """The mode of those states: it never matches, so every token comes from lark."""
 
     def __init__(self) -> None:
@@ -325,6 +303,31 @@ def _split_first(regexp: str) -> tuple[str, str]:
     return (first, rest) if same else ("", regexp)
 
 
+def sre_code(pattern: str) -> SreCode | None:
+    """What re.compile hands its engine for `pattern` (re._compiler.compile's steps), when
+    handing it that again makes the very same regex; else None (pell.lalr compiles the
+    pattern then)."""
+    if _parser is None or array.array("I").itemsize != 4:
+        return None
+    try:
+        parsed = _parser.parse(pattern, 0)
+        groupindex = dict(parsed.state.groupdict)
+        indexgroup: list[str | None] = [None] * parsed.state.groups
+        for name, index in groupindex.items():
+            indexgroup[index] = name
+        code: SreCode = (
+            int(parsed.state.flags),
+            array.array("I", _compiler._code(parsed, 0)).tobytes(),
+            parsed.state.groups - 1,
+            groupindex,
+            tuple(indexgroup),
+        )
+        same = precompiled(pattern, code) == re.compile(pattern)
+    except Exception:  # an re that works otherwise
+        return None
+    return code if same else None
+
+
 # ---- the lexer ---------------------------------------------------------------------------
 
 
@@ -338,18 +341,18 @@ class FastLexer(Lexer):
     ) -> None:
         self.contextual = contextual
         self._specs = specs or {}
-        self._by_lexer: dict[int, _Mode] = {}  # lark shares a lexer among states: so do we
+        self._by_lexer: dict[int, Mode] = {}  # lark shares a lexer among states: so do we
         # per LALR state: its mode, built on first use (start-up compiles none of them)
-        self._modes: list[_Mode | None] = [None] * (max(contextual.lexers, default=-1) + 1)
+        self._modes: list[Mode | None] = [None] * (max(contextual.lexers, default=-1) + 1)
 
-    def _mode(self, state: int) -> _Mode:
+    def _mode(self, state: int) -> Mode:
         lexer = self.contextual.lexers[state]
         mode = self._by_lexer.get(id(lexer))
         if mode is None:
             try:
                 if not isinstance(lexer, BasicLexer):
                     raise _Unsupported("a lexer lark's plugins replaced")
-                mode = _Mode(self._specs.get(mode_key(lexer)) or _mode_spec(lexer))
+                mode = Mode(self._specs.get(mode_key(lexer)) or _mode_spec(lexer))
             except _Unsupported:
                 mode = _LARK_ONLY
             self._by_lexer[id(lexer)] = mode
@@ -411,7 +414,7 @@ class FastLexer(Lexer):
                     line_start = rfind("\n", start, stop) + 1
             pos = stop
             if ignored:
-                if type_ == _END_OF_TEXT:  # lark's lexer state as lark leaves it at the end
+                if type_ == END_OF_TEXT:  # lark's lexer state as lark leaves it at the end
                     counter.char_pos = pos
                     counter.line = line
                     counter.line_start_pos = line_start

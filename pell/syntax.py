@@ -1,33 +1,39 @@
-"""Source text -> AST: lark's LALR parser (contextual lexer, sped up by pell.lexer), with callbacks that build pell.ast nodes."""
+"""Source text -> AST: pellc's own LALR parser (pell.lalr) from tables lark worked out, or
+lark's LALR parser (contextual lexer, sped up by pell.lexer), with callbacks that build pell.ast
+nodes.
+
+A text parses first with pell.lalr, which needs no lark: a successful parse imports none of
+it. pell.lalr rejects whatever lark would not parse as it does (a syntax error, mostly), and
+the text is parsed again with lark, whose exceptions make the syntax diagnostics."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
 import importlib
+import importlib.util
+import marshal
 import os
-import pickle
 import re
 import sys
-import tempfile
 import threading
 import types
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import lark
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
-from lark.parsers.lalr_analysis import Reduce, Shift
-
-from pell import ast
-from pell import lexer as lexer_module
-from pell.ast_builder import AstBuilder, Built, token_span
+from pell import ast, lalr
+from pell.ast_builder import AstBuilder, Built, Callback, token_span
 from pell.diagnostics import Diagnostic
-from pell.lexer import ModeSpec, mode_specs
-from pell.lexer import install as install_fast_lexer
+from pell.lalr import ModeSpec, Token
 from pell.resources import cache_dir, resource_dir
+
+if TYPE_CHECKING:  # imported when lark parses: pellc's own parser needs neither
+    import pickle
+
+    from lark import Lark
+    from lark import Token as LarkToken
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 _LARK_OPTIONS: dict[str, Any] = {
     "parser": "lalr",
@@ -42,6 +48,127 @@ _LARK_OPTIONS: dict[str, Any] = {
 # 40% of the time (tests/test_lexer.py compares the two); False lexes with lark's own
 FAST_LEXER = True
 
+Parsed = tuple[ast.Module | None, list[Diagnostic]]
+
+
+def parse(text: str) -> Parsed:
+    """Parse Pell source into a Module, or return the syntax diagnostics."""
+    built = _fast_built(text)
+    if built is None:  # pellc's own parser has no tables, or rejects the text: lark's verdict
+        return _parse_with_lark(text)
+    return _result(*built)
+
+
+def _result(built: Built, builder: AstBuilder) -> Parsed:
+    module = built[0]
+    assert isinstance(module, ast.Module)
+    if any(d.code == "unsupported" for d in builder.diagnostics):
+        # public Pell that pellc does not lower yet, left out of the AST as it was built: the
+        # rest is not checked, where every use of what was left out would be an error too
+        return None, sorted(builder.diagnostics, key=lambda d: d.span.start)
+    return module, builder.diagnostics
+
+
+_per_thread = threading.local()  # AstBuilders: their callback tables are made once per thread
+
+
+def _fast_built(text: str) -> tuple[Built, AstBuilder] | None:
+    """The start rule's value with pell.lalr, and its builder; None when there are no tables
+    or pell.lalr rejects the text."""
+    parser = _fast_parser()
+    if parser is None:
+        return None
+    held = getattr(_per_thread, "fast_builder", None)
+    if held is None or held[0] is not parser:
+        held = _per_thread.fast_builder = (parser, AstBuilder(parser.rules))
+    builder: AstBuilder = held[1]
+    builder.begin(text)
+    try:
+        built: Built = parser.parse(text, builder.table)
+    except lalr.Rejected:
+        return None
+    return built, builder
+
+
+def _parse_with_lark(text: str) -> Parsed:
+    """`parse` with lark's parser: its syntax errors made diagnostics."""
+    from lark.exceptions import UnexpectedInput
+
+    try:
+        built, builder = _lark_built(text)
+    except UnexpectedInput as error:
+        return None, [_syntax_diagnostic(error, text, grammar_parser())]
+    return _result(built, builder)
+
+
+def _lark_built(text: str) -> tuple[Built, AstBuilder]:
+    """The start rule's value with lark's parser, and its builder; lark's UnexpectedInput at a
+    syntax error."""
+    parser = grammar_parser()
+    held = getattr(_per_thread, "lark_builder", None)
+    if held is None or held[0] is not parser:
+        held = _per_thread.lark_builder = (parser, *lark_callbacks(parser))
+    _, builder, table = held
+    builder.begin(text)
+    interactive = parser.parse_interactive(text)
+    # lark's own parser loop, with our callbacks in place of its tree builder's
+    interactive.parser_state.parse_conf.callbacks = table
+    built = cast(Callable[[], Built], interactive.resume_parse)()  # lark leaves it untyped
+    return built, builder
+
+
+def lark_callbacks(parser: Lark) -> tuple[AstBuilder, dict[Any, Callback]]:
+    """An AstBuilder for lark's parser loop, and its callbacks by lark's rules: they take
+    pell.lalr Tokens, as in pellc's own parser, in place of lark's."""
+    from lark import Token as LarkToken
+
+    def taking_our_tokens(callback: Callback) -> Callback:
+        def convert(children: list[Any]) -> Any:
+            return callback([_own(c) if isinstance(c, LarkToken) else c for c in children])
+
+        return convert
+
+    builder = AstBuilder([_rule(rule) for rule in parser.rules])
+    table = {
+        rule: taking_our_tokens(c) for rule, c in zip(parser.rules, builder.table, strict=True)
+    }
+    return builder, table
+
+
+def _own(token: LarkToken | Token) -> Token:
+    """A token of lark's as one of pell.lalr's (one of ours as it is)."""
+    if isinstance(token, Token):
+        return token
+    return Token.of(
+        token.type,
+        token.value,
+        token.start_pos or 0,
+        token.line or 1,
+        token.column or 1,
+        token.end_line or 1,
+        token.end_column or 1,
+        token.end_pos if token.end_pos is not None else token.start_pos or 0,
+    )
+
+
+def _rule(rule: Any) -> lalr.Rule:
+    """One of lark's analysed rules, as pell.lalr keeps it."""
+    options = rule.options
+    return lalr.Rule(
+        str(rule.origin.name),
+        tuple(
+            lalr.Symbol(str(s.name), s.is_term, s.is_term and s.filter_out) for s in rule.expansion
+        ),
+        None if rule.alias is None else str(rule.alias),
+        bool(options.expand1),
+        bool(options.keep_all_tokens),
+        tuple(bool(flag) for flag in options.empty_indices or ()),
+        None if options.template_source is None else str(options.template_source),
+    )
+
+
+# ---- lark's parser ------------------------------------------------------------
+
 
 @functools.cache
 def grammar_parser() -> Lark:
@@ -49,9 +176,16 @@ def grammar_parser() -> Lark:
 
     lark is built with its contextual lexer, whose per-state terminal sets FastLexer reuses;
     so the cache holds what it always held (a custom lexer class would be part of lark's
-    options, and its cache key, but is given no parse table to find those sets in).
-    """
+    options, and its cache key, but is given no parse table to find those sets in). pell.lalr's
+    tables are exported from it when there are none (or they cannot be read)."""
+    from pell.lexer import install as install_fast_lexer
+    from pell.lexer import mode_specs
+
     parser, specs = _analysed_grammar()
+    if _fast_parser() is None:
+        tables = _tables_path()
+        if tables is not None and _save_tables(parser, specs or mode_specs(parser), tables):
+            _fast_parser.cache_clear()  # the rest of this process parses with them
     if FAST_LEXER:
         install_fast_lexer(parser, specs)
     return parser
@@ -61,22 +195,32 @@ def grammar_parser() -> Lark:
 ModeSpecs = dict[tuple[str, ...], ModeSpec]
 
 
+def _grammar_cache(lark_version: str) -> Path:
+    """lark's cache of the analysed grammar: named by a hash of the grammar and the options,
+    and the lark and Python versions (lark checks its own hash again on load)."""
+    grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
+    options = repr(sorted(_LARK_OPTIONS.items()))
+    key = hashlib.sha256((grammar + options).encode("utf-8")).hexdigest()[:16]
+    version = f"lark{lark_version}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    return cache_dir() / f"grammar-{key}-{version}.cache"
+
+
 def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
     """The Lark parser for grammar/pell.lark, with lark's own contextual lexer, and the specs
     of FastLexer's modes when they were made before (else none: FastLexer makes them).
 
-    The analysed grammar is cached in the user's cache directory under a name made of a hash
-    of the grammar and the options, and the lark and Python versions (lark checks its own hash
-    again on load). A new cache file is written beside its final name and renamed, so
-    processes sharing the directory never read half a file; when the directory cannot be
-    written, lark caches in the temporary directory instead. Beside it, a snapshot of the
-    parser lark builds from it, with the mode specs (`_load_snapshot`), makes later start-ups
-    quicker still."""
+    The analysed grammar is cached in the user's cache directory (`_grammar_cache`). A new
+    cache file is written beside its final name and renamed, so processes sharing the
+    directory never read half a file; when the directory cannot be written, lark caches in the
+    temporary directory instead. Beside it, a snapshot of the parser lark builds from it, with
+    the mode specs (`_load_snapshot`), makes later start-ups quicker still."""
+    import tempfile
+
+    import lark
+    from lark import Lark
+
     grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
-    options = repr(sorted(_LARK_OPTIONS.items()))
-    key = hashlib.sha256((grammar + options).encode("utf-8")).hexdigest()[:16]
-    version = f"lark{lark.__version__}-py{sys.version_info[0]}.{sys.version_info[1]}"
-    cache = cache_dir() / f"grammar-{key}-{version}.cache"
+    cache = _grammar_cache(lark.__version__)
     snapshot = _snapshot_path(cache)
     loaded = _load_snapshot(snapshot) if snapshot is not None else None
     if loaded is not None:
@@ -100,6 +244,114 @@ def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
     return parser, {}
 
 
+def _write_atomically(path: Path, write: Callable[[Any], None]) -> bool:
+    """Write a file beside `path` with `write` and rename it `path`; whether that was done (a
+    cache that cannot be written is not an error)."""
+    import tempfile
+
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".pellc-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                write(handle)
+            os.replace(temporary, path)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except Exception:  # no directory, no room, or what pickle or marshal cannot write
+        return False
+    return True
+
+
+# ---- pellc's own parser's tables -------------------------------------------------------------
+# Exported from lark's parser by grammar_parser, keyed as the snapshot is (lark's key and a hash
+# of the code that makes them), read with marshal: loading them imports nothing.
+
+
+def _lark_version() -> str | None:
+    """The version of the lark that `import lark` imports, without importing it: from its
+    `__version__ = "..."` line. None when that cannot be found."""
+    imported = sys.modules.get("lark")
+    if imported is not None:
+        return str(imported.__version__)
+    try:
+        spec = importlib.util.find_spec("lark")
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return None
+        found = re.search(
+            r"^__version__\s*(?::\s*str\s*)?=\s*[\"']([^\"']+)[\"']",
+            Path(origin).read_text(encoding="utf-8"),
+            re.MULTILINE,
+        )
+    except (OSError, ImportError, ValueError):
+        return None
+    return found.group(1) if found is not None else None
+
+
+def _tables_path() -> Path | None:
+    """Where pell.lalr's tables are kept: beside the snapshot, named as it is."""
+    version = _lark_version()
+    snapshot = _snapshot_path(_grammar_cache(version)) if version is not None else None
+    return snapshot.with_suffix(".tables") if snapshot is not None else None
+
+
+@functools.cache
+def _fast_parser() -> lalr.Parser | None:
+    """pellc's own parser, from its tables; None when there are none, or they cannot be read
+    (grammar_parser writes them again)."""
+    try:
+        path = _tables_path()
+        return lalr.Parser(marshal.loads(path.read_bytes())) if path is not None else None
+    except Exception:  # missing, damaged, or of another format: lark parses
+        return None
+
+
+def _tables(parser: Lark, specs: ModeSpecs) -> lalr.TableData:
+    """pell.lalr's tables of `parser` (lark's, before FastLexer is installed) and its modes."""
+    from lark.lexer import BasicLexer, ContextualLexer
+    from lark.parsers.lalr_analysis import Shift
+
+    from pell.lexer import mode_key, sre_code
+
+    table = parser.parser.parser.parser.parse_table
+    number = {rule: index for index, rule in enumerate(parser.rules)}
+    states: list[dict[str, int]] = []
+    for state in range(len(table.states)):  # lark's IntParseTable numbers them from 0
+        actions = table.states[state]
+        states.append(
+            {
+                symbol: target if action is Shift else ~number[target]
+                for symbol, (action, target) in actions.items()
+            }
+        )
+    contextual = parser.parser.lexer
+    assert isinstance(contextual, ContextualLexer)
+    keys = list(specs)
+    state_modes = []
+    for state in range(len(states)):
+        lexer = contextual.lexers[state]
+        key = mode_key(lexer) if isinstance(lexer, BasicLexer) else None
+        state_modes.append(keys.index(key) if key in specs else -1)
+    rules = []
+    for rule in map(_rule, parser.rules):  # as plain tuples: marshal takes no NamedTuple
+        expansion = tuple(tuple(symbol) for symbol in rule.expansion)
+        rules.append((rule.origin, expansion, *rule[2:]))
+    start, end = table.start_states["start"], table.end_states["start"]
+    modes = [specs[key] for key in keys]
+    codes = [sre_code(pattern) for pattern, _ in modes]
+    return (lalr.FORMAT, start, end, states, rules, modes, state_modes, lalr.SRE_MAGIC, codes)
+
+
+def _save_tables(parser: Lark, specs: ModeSpecs, path: Path) -> bool:
+    """Write pell.lalr's tables of `parser` to `path`, atomically; whether they were."""
+    try:
+        data = _tables(parser, specs)
+        lalr.Parser(data)  # what a load checks
+    except Exception:  # a parser lark made otherwise than pellc expects: lark parses
+        return False
+    return _write_atomically(path, lambda handle: marshal.dump(data, handle))
+
+
 # ---- the parser snapshot -----------------------------------------------------
 # Loading lark's cache rebuilds the parser object by object in Python (about 50 ms here, a
 # sixth of pellc's start-up); the same objects pickled whole load in about a fifth of that.
@@ -109,27 +361,38 @@ def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
 # with) and the parse table's two actions, which lark's parser tells apart by identity
 # (`action is Shift`); and the parse-tree callbacks (functions lark makes) are made again on
 # load, as lark's own loader makes them.
-_SHARED: dict[str, object] = {"Shift": Shift, "Reduce": Reduce}
-# What writes and reads the snapshot and its mode specs: this module and pell.lexer.
-_SNAPSHOT_CODE = (__file__, lexer_module.__file__)
+# What writes and reads the snapshot, the tables and the mode specs: this module, pell.lexer and
+# pell.lalr (pell.lexer imports lark: it is not imported to find its file).
+_SNAPSHOT_CODE = (__file__, str(Path(__file__).with_name("lexer.py")), lalr.__file__)
 
 
-class _SnapshotPickler(pickle.Pickler):
-    def persistent_id(self, obj: object) -> str | None:
-        if isinstance(obj, types.ModuleType):
-            return f"module:{obj.__name__}"
-        if obj is Shift or obj is Reduce:
-            return f"action:{obj.name}"
-        return None
+@functools.cache
+def _snapshot_pickling() -> tuple[type[pickle.Pickler], type[pickle.Unpickler]]:
+    """The pickler and unpickler of the snapshot (made when first needed: pickle is imported
+    only when lark is)."""
+    import pickle
 
+    from lark.parsers.lalr_analysis import Reduce, Shift
 
-class _SnapshotUnpickler(pickle.Unpickler):
-    def persistent_load(self, pid: object) -> object:
-        if pid in ("module:re", "module:regex"):
-            return importlib.import_module(str(pid).removeprefix("module:"))
-        if pid in ("action:Shift", "action:Reduce"):
-            return _SHARED[str(pid).removeprefix("action:")]
-        raise pickle.UnpicklingError(f"unexpected {pid!r} in the parser snapshot")
+    shared: dict[str, object] = {"Shift": Shift, "Reduce": Reduce}
+
+    class SnapshotPickler(pickle.Pickler):
+        def persistent_id(self, obj: object) -> str | None:
+            if isinstance(obj, types.ModuleType):
+                return f"module:{obj.__name__}"
+            if obj is Shift or obj is Reduce:
+                return f"action:{obj.name}"
+            return None
+
+    class SnapshotUnpickler(pickle.Unpickler):
+        def persistent_load(self, pid: object) -> object:
+            if pid in ("module:re", "module:regex"):
+                return importlib.import_module(str(pid).removeprefix("module:"))
+            if pid in ("action:Shift", "action:Reduce"):
+                return shared[str(pid).removeprefix("action:")]
+            raise pickle.UnpicklingError(f"unexpected {pid!r} in the parser snapshot")
+
+    return SnapshotPickler, SnapshotUnpickler
 
 
 def _snapshot_path(cache: Path) -> Path | None:
@@ -153,9 +416,11 @@ def _callback_holders(parser: Lark) -> tuple[Any, Any]:
 def _load_snapshot(path: Path) -> tuple[Lark, ModeSpecs] | None:
     """The parser pickled at `path`, its callbacks made again, and its mode specs; None when
     there is none, or it cannot be read (it is written again then)."""
+    from lark import Lark
+
     try:
         with path.open("rb") as handle:
-            loaded = _SnapshotUnpickler(handle).load()
+            loaded = _snapshot_pickling()[1](handle).load()
         if not isinstance(loaded, tuple) or len(loaded) != 2:
             return None
         parser, specs = loaded
@@ -172,53 +437,27 @@ def _load_snapshot(path: Path) -> tuple[Lark, ModeSpecs] | None:
 def _save_snapshot(parser: Lark, path: Path) -> ModeSpecs:
     """Pickle `parser` (lark's own, before FastLexer is installed) and the specs of its modes
     to `path`, atomically; the specs. A cache that cannot be written is not an error."""
+    import pickle
+
+    from pell.lexer import mode_specs
+
     specs = mode_specs(parser)
     holders = _callback_holders(parser)
     callbacks = parser._callbacks
     parser._callbacks = {}
     for holder in holders:
         holder.callbacks = {}
+    pickler = _snapshot_pickling()[0]
     try:
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".parser-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                _SnapshotPickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump((parser, specs))
-            os.replace(temporary, path)
-        finally:
-            Path(temporary).unlink(missing_ok=True)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
-        pass
+        _write_atomically(
+            path,
+            lambda handle: pickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump((parser, specs)),
+        )
     finally:
         parser._callbacks = callbacks
         for holder in holders:
             holder.callbacks = callbacks
     return specs
-
-
-def parse(text: str) -> tuple[ast.Module | None, list[Diagnostic]]:
-    """Parse Pell source into a Module, or return the syntax diagnostics."""
-    parser = grammar_parser()
-    builder = getattr(_per_thread, "builder", None)
-    if builder is None:  # the callback table is made once per thread, not once per file
-        builder = _per_thread.builder = AstBuilder(parser.rules)
-    builder.begin(text)
-    interactive = parser.parse_interactive(text)
-    # lark's own parser loop, with our callbacks in place of its tree builder's
-    interactive.parser_state.parse_conf.callbacks = builder.table
-    try:
-        built = cast(Callable[[], Built], interactive.resume_parse)()  # lark leaves it untyped
-    except UnexpectedInput as error:
-        return None, [_syntax_diagnostic(error, text, parser)]
-    module = built[0]
-    assert isinstance(module, ast.Module)
-    if any(d.code == "unsupported" for d in builder.diagnostics):
-        # public Pell that pellc does not lower yet, left out of the AST as it was built: the
-        # rest is not checked, where every use of what was left out would be an error too
-        return None, sorted(builder.diagnostics, key=lambda d: d.span.start)
-    return module, builder.diagnostics
-
-
-_per_thread = threading.local()
 
 
 # ---- syntax errors -----------------------------------------------------------
@@ -267,15 +506,20 @@ _UNCLOSED = {
 }
 
 
-def _unclosed_opener(error: UnexpectedToken) -> Token | None:
-    """At the end of the file: the innermost construct still open, from the parser's stack."""
+def _stack_tokens(error: UnexpectedInput) -> list[Token]:
+    """The tokens on lark's value stack at `error` (lark's, or ours a callback passed up)."""
+    from lark import Token as LarkToken
+
     parser = getattr(error, "interactive_parser", None)
     stack = getattr(getattr(parser, "parser_state", None), "value_stack", [])
+    return [_own(value) for value in stack if isinstance(value, Token | LarkToken)]
+
+
+def _unclosed_opener(error: UnexpectedToken) -> Token | None:
+    """At the end of the file: the innermost construct still open, from the parser's stack."""
     closers = {"RBRACE": "LBRACE", "RPAR": "LPAR", "RSQB": "LSQB"}
     pending: list[str] = []
-    for value in reversed(stack):
-        if not isinstance(value, Token):
-            continue
+    for value in reversed(_stack_tokens(error)):
         if value.type in closers:
             pending.append(closers[value.type])
         elif pending and value.type == pending[-1]:
@@ -323,10 +567,8 @@ _OUT_OF_SCOPE_KEYWORDS = {
 
 def _inside_out_of_scope(error: UnexpectedInput) -> Diagnostic | None:
     """The `unsupported` diagnostic of the out-of-scope construct the parse failed inside."""
-    parser = getattr(error, "interactive_parser", None)
-    stack = getattr(getattr(parser, "parser_state", None), "value_stack", [])
-    for value in stack:
-        if isinstance(value, Token) and value.type in _OUT_OF_SCOPE_KEYWORDS:
+    for value in _stack_tokens(error):
+        if value.type in _OUT_OF_SCOPE_KEYWORDS:
             message = _OUT_OF_SCOPE_WORDS[_OUT_OF_SCOPE_KEYWORDS[value.type]]
             return Diagnostic.of("unsupported", message, token_span(value))
     return None
@@ -337,6 +579,8 @@ _MODULE_LINE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*module\b", re.MULTILINE)
 
 def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     """An `unsupported` diagnostic when the parse failed on a construct out of scope."""
+    from lark.exceptions import UnexpectedToken
+
     position = getattr(error, "pos_in_stream", None)
     if isinstance(error, UnexpectedToken) and error.token.start_pos is not None:
         position = error.token.start_pos
@@ -394,6 +638,8 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
 
 
 def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
     unsupported = _out_of_scope(error, text)
     if unsupported is not None:
         return unsupported

@@ -27,7 +27,6 @@ from lark.lexer import ContextualLexer, Lexer, LexerState
 from lark.utils import TextSlice
 
 from pell import syntax
-from pell.ast_builder import AstBuilder
 from pell.lexer import FastLexer
 
 SOURCES = sorted(
@@ -47,7 +46,7 @@ CONTEXTUAL: ContextualLexer = (
     _INSTALLED.contextual if isinstance(_INSTALLED, FastLexer) else _INSTALLED
 )
 FAST = FastLexer(CONTEXTUAL)  # its own, so this file builds every mode it needs itself
-BUILDER = AstBuilder(PARSER.rules)  # its callback table is slow to make: one for all runs
+BUILDER, TABLE = syntax.lark_callbacks(PARSER)  # slow to make: one for all runs
 
 
 def _token(token: Token | None) -> tuple[Any, ...] | None:
@@ -117,7 +116,7 @@ def run(text: str | TextSlice[str], lexer: Lexer, parser: Lark = PARSER) -> Run:
     if parser is PARSER:
         assert isinstance(text, str)
         BUILDER.begin(text)
-        interactive.parser_state.parse_conf.callbacks = BUILDER.table
+        interactive.parser_state.parse_conf.callbacks = TABLE
     else:
         interactive.parser_state.parse_conf.callbacks = {}
     recorder = _Recorder(lexer)

@@ -242,8 +242,8 @@ def test_grammar_and_template_caches_are_written_once_and_survive_a_read_only_di
     )
     cache_home = tmp_path / "cache"
     outputs = []
-    # the first run fills the caches, the second reads them and snapshots the parser lark
-    # loads, the third reads the snapshot
+    # the first run fills the caches (lark's analysed grammar, and the tables pellc's own parser
+    # exports from it), the next ones read them (lark is needed again only at a syntax error)
     for _ in range(3):
         env = {**os.environ, "XDG_CACHE_HOME": str(cache_home)}
         done = subprocess.run(
@@ -254,8 +254,8 @@ def test_grammar_and_template_caches_are_written_once_and_survive_a_read_only_di
     entries = sorted((cache_home / "pellc").iterdir())
     assert [p.name.split("-")[0] for p in entries] == ["grammar", "grammar", "templates"]
     (lark_cache,) = [p for p in entries if p.suffix == ".cache"]
-    (snapshot,) = [p for p in entries if p.suffix == ".parser"]
-    assert snapshot.stem.startswith(lark_cache.stem)  # lark's key, and pellc's code
+    (tables,) = [p for p in entries if p.suffix == ".tables"]
+    assert tables.stem.startswith(lark_cache.stem)  # lark's key, and pellc's code
     assert {p.suffix for p in entries[2].iterdir()} == {".cache"}  # compiled templates
     read_only = {**os.environ, "XDG_CACHE_HOME": "/proc/pellc-cannot-write-here"}
     done = subprocess.run(
