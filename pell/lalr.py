@@ -24,49 +24,23 @@ _sre: Any = importlib.import_module("_sre")
 
 
 class Token(str):
-    """A token: its text, its terminal and where it is. The attributes of lark's Token that
-    pellc uses, so AST callbacks take either (pell.syntax gives them ours)."""
+    """A token: its text, its terminal and where it is (character offsets). The attributes of
+    lark's Token that pellc's AST callbacks use, so they take either (pell.syntax gives them
+    ours); lines and columns are worked out from offsets when a message needs them."""
 
-    __slots__ = (
-        "column",
-        "end_column",
-        "end_line",
-        "end_pos",
-        "line",
-        "start_pos",
-        "type",
-        "value",
-    )
+    __slots__ = ("end_pos", "start_pos", "type", "value")
 
     type: str
     value: str
     start_pos: int
     end_pos: int
-    line: int
-    column: int
-    end_line: int
-    end_column: int
 
     @classmethod
-    def of(
-        cls,
-        type_: str,
-        value: str,
-        start_pos: int,
-        line: int,
-        column: int,
-        end_line: int,
-        end_column: int,
-        end_pos: int,
-    ) -> Token:
+    def of(cls, type_: str, value: str, start_pos: int, end_pos: int) -> Token:
         token = str.__new__(cls, value)
         token.type = type_
         token.value = value
         token.start_pos = start_pos
-        token.line = line
-        token.column = column
-        token.end_line = end_line
-        token.end_column = end_column
         token.end_pos = end_pos
         return token
 
@@ -228,11 +202,7 @@ class Parser:
         state_stack = [self.start]
         value_stack: list[Any] = []
         pos = 0
-        line = 1
-        line_start = 0
         end = len(text)
-        count = text.count
-        rfind = text.rfind
         new_str = str.__new__
         while True:
             state = state_stack[-1]
@@ -240,39 +210,23 @@ class Parser:
             match = mode.match(text, pos, end)
             if match is None:  # a lexical error: lark says which
                 raise Rejected("no terminal of this state matches")
-            # as in pell.lexer.FastLexer.lex: the skipped text, then the token
-            type_, lines, ignored, keywords = mode.terminals[match.lastindex]  # type: ignore[index,misc]
+            # as in pell.lexer.FastLexer.lex, without lines and columns: the skipped text
+            # (group 1), then the token
+            type_, _, ignored, keywords = mode.terminals[match.lastindex]  # type: ignore[index,misc]
             start = match.end(1)
-            stop = match.end()
-            if start != pos:  # whitespace and comments skipped: count their lines
-                newlines = count("\n", pos, start)
-                if newlines:
-                    line += newlines
-                    line_start = rfind("\n", pos, start) + 1
-            value = text[start:stop]
-            column = start - line_start + 1
-            start_line = line
-            if lines:
-                newlines = count("\n", start, stop)
-                if newlines:
-                    line += newlines
-                    line_start = rfind("\n", start, stop) + 1
-            pos = stop
+            pos = match.end()
             if ignored:
                 if type_ == END_OF_TEXT:
                     break
                 continue  # an ignored terminal the skip does not take
+            value = text[start:pos]
             if keywords is not None:
                 type_ = keywords.get(value, type_)
             token = new_str(Token, value)
             token.type = type_
             token.value = value
             token.start_pos = start
-            token.line = start_line
-            token.column = column
-            token.end_line = line
-            token.end_column = stop - line_start + 1
-            token.end_pos = stop
+            token.end_pos = pos
             # lark's ParserState.feed_token: reduce as the token says, then shift it
             while True:
                 action = states[state].get(type_)

@@ -139,15 +139,9 @@ def _own(token: LarkToken | Token) -> Token:
     """A token of lark's as one of pell.lalr's (one of ours as it is)."""
     if isinstance(token, Token):
         return token
+    start = token.start_pos or 0
     return Token.of(
-        token.type,
-        token.value,
-        token.start_pos or 0,
-        token.line or 1,
-        token.column or 1,
-        token.end_line or 1,
-        token.end_column or 1,
-        token.end_pos if token.end_pos is not None else token.start_pos or 0,
+        token.type, token.value, start, start if token.end_pos is None else token.end_pos
     )
 
 
