@@ -1,14 +1,12 @@
-"""Where pellc's time goes: each dependency's import, then each stage on the synthetic module.
+"""Where pellc's time goes: each step of a build's imports, then each stage on the synthetic module.
 
     python bench/phases.py [--fns 2000] [--runs 5]
 
 Imports are timed in a fresh interpreter each, in the order a build needs them. The stages
 are timed in this process after a warm-up compile, with the cycle collector paused as
-`compile_source` pauses it, as medians of `--runs`: pellc's lexer (pell/lexer.py) and lark's
-LALR loop alone (no callbacks), the same with pellc's AST callbacks, lark's own contextual
-lexer and the LALR loop, the LALR loop fed tokens lexed beforehand (what the first and the
-third take beyond it is their lexers'), the nesting check, the checker and code generation.
-Measured here, never asserted in a timed test.
+`compile_source` pauses it, as medians of `--runs`: pellc's parser (pell/lalr.py) shifting and
+reducing with callbacks that build nothing, the same building the AST, the nesting check, the
+checker and code generation. Measured here, never asserted in a timed test.
 
 Run it with a Python that has pellc installed by pip, as users have it: from an editable
 install, with PYTHONDONTWRITEBYTECODE set, every start compiles pellc's modules afresh.
@@ -22,7 +20,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -31,12 +29,14 @@ from synthetic import module
 # What a build imports, in order; each line's time excludes what the lines above imported.
 IMPORTS = (
     ("interpreter start-up", "pass"),
-    ("pell (AST, diagnostics)", "import pell, pell.ast"),
-    ("lark", "import lark"),
-    ("the cached grammar", "from pell import syntax; syntax.grammar_parser()"),
-    ("jinja2", "import jinja2"),
-    ("sqlglot (Oracle tokenizer)", "import sqlglot.dialects.oracle"),
-    ("pellc's checker and codegen", "import pell.checker, pell.codegen"),
+    ("pell (records, AST, diagnostics)", "import pell, pell.ast"),
+    ("the parser and its cached tables", "from pell import syntax; syntax.parse('module m;')"),
+    ("pellc's checker and codegen", "import pell.checker.checker, pell.codegen"),
+    (
+        "jinja2 and the templates",
+        "from pell.resources import template_environment; "
+        "template_environment().get_template('package.sql.j2')",
+    ),
 )
 
 
@@ -74,9 +74,10 @@ def main() -> None:
     args = parser.parse_args()
 
     import pell
-    from pell import ast, syntax
+    from pell import syntax
     from pell.checker import check
     from pell.codegen import header, lower, print_module
+    from pell.compiler import nesting_limit
 
     print("| import | seconds |")
     print("|---|---|")
@@ -84,49 +85,24 @@ def main() -> None:
         print(f"| {name} | {seconds:.3f} |")
 
     text = module(args.fns)
-    pell.compile_source(text, "bench.pell")  # warm-up: imports, grammar, templates
-    lark_parser = syntax.grammar_parser()
+    pell.compile_source(text, "bench.pell")  # warm-up: imports, tables, templates
+    tables = syntax._fast_parser()
+    assert tables is not None, "no parse tables: pellc parses with lark"
     gc.disable()
 
-    # pellc lexes with pell.lexer.FastLexer, lark's contextual lexer sped up; lark's own is
-    # timed too, and the LALR loop alone, fed tokens lexed beforehand
-    fast_lexer = lark_parser.parser.lexer
-    contextual_lexer = getattr(fast_lexer, "contextual", fast_lexer)
-    tokens: list[object] = []
+    def build_nothing(children: list[object]) -> None:
+        return None
 
-    class Replay:
-        def lex(self, lexer_state: object, parser_state: object) -> Iterator[object]:
-            return iter(tokens)
-
-    class Record:
-        def lex(self, lexer_state: object, parser_state: object) -> Iterator[object]:
-            for token in fast_lexer.lex(lexer_state, parser_state):
-                tokens.append(token)
-                yield token
-
-    def lark_alone(lexer: object = fast_lexer) -> object:
-        interactive = lark_parser.parse_interactive(text)
-        interactive.parser_state.parse_conf.callbacks = {}  # shift and reduce, build nothing
-        interactive.lexer_thread.lexer = lexer
-        return interactive.resume_parse()
-
-    lark_alone(Record())
-
+    nothing = [build_nothing] * len(tables.rules)
     parsed, _ = syntax.parse(text)
     assert parsed is not None
     checked, _ = check(parsed, "23ai")
     stages = {
-        "lark: lexer and LALR loop, no callbacks": median_seconds(lark_alone, args.runs),
-        "parse: the same with pellc's AST callbacks": median_seconds(
-            lambda: syntax.parse(text), args.runs
+        "pell.lalr: lexing, shifts and reductions, no AST": median_seconds(
+            lambda: tables.parse(text, nothing), args.runs
         ),
-        "lark's own contextual lexer and LALR loop, no callbacks": median_seconds(
-            lambda: lark_alone(contextual_lexer), args.runs
-        ),
-        "LALR loop alone, no callbacks (tokens lexed beforehand)": median_seconds(
-            lambda: lark_alone(Replay()), args.runs
-        ),
-        "nesting check": median_seconds(lambda: ast.deepest(parsed), args.runs),
+        "parse: the same building the AST": median_seconds(lambda: syntax.parse(text), args.runs),
+        "nesting check": median_seconds(lambda: nesting_limit(parsed), args.runs),
         "checker": median_seconds(lambda: check(parsed, "23ai"), args.runs),
         "code generation": median_seconds(
             lambda: print_module(
@@ -134,7 +110,7 @@ def main() -> None:
             ),
             args.runs,
         ),
-        "compile_source (all of the above)": median_seconds(
+        "compile_source (all of the above, and the source map)": median_seconds(
             lambda: pell.compile_source(text, "bench.pell"), args.runs
         ),
     }
