@@ -52,7 +52,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "sql-syntax": (Severity.ERROR, "embedded SQL that cannot be tokenized or placed"),
     "sql-ddl": (
         Severity.ERROR,
-        "DDL or a session statement in sql! { }, which PL/SQL runs only by EXECUTE IMMEDIATE",
+        "DDL, a session statement or CALL in sql! { }: PL/SQL runs them by EXECUTE IMMEDIATE",
     ),
     "sql-boolean": (Severity.ERROR, "a `bool` in SQL for a target before Oracle 23ai"),
     "unused-query": (Severity.ERROR, "a SELECT used as a statement, with nowhere to put its rows"),

@@ -13,10 +13,9 @@ reads of the tokens depends on them, so that binds, select lists and the rest co
 - Multi-word keywords (ORDER BY, GROUP BY, BULK COLLECT INTO, ...) are one KEYWORD token,
   and operators of two or more characters (`||`, `<=`, `:=`, `=>`, `::`, `(+)`, ...) one
   OPERATOR token; their text is upper case, spaces between the words reduced to one.
-- A statement that starts with EXECUTE, FETCH, CALL, RENAME, SHOW, EXPLAIN, PREPARE, OPTIMIZE
-  or VACUUM (first, or after `;`, BEGIN or START) is that word and one STRING token holding
-  the rest, up to the next `;`: `begin execute immediate 'drop table t'; end;` has
-  `immediate 'drop table t'` as one token (pell.checker.retry_facts reads it so).
+- Unlike sqlglot, a statement that starts with EXECUTE, FETCH, CALL and the like is tokenized
+  as any other: sqlglot keeps the rest of such a statement as one string, where a bind
+  (`using :v`) would be neither rewritten nor reported.
 - `:name` is a COLON and a name; numbers are digits with an optional fraction and exponent
   (`1d`, `1f` are a number and a word).
 - Offsets: `start` and `end` are character offsets in the text, `end` inclusive.
@@ -60,7 +59,6 @@ class TokenType(enum.Enum):
     UPDATE = enum.auto()
     DELETE = enum.auto()
     BEGIN = enum.auto()  # BEGIN, START
-    COMMAND = enum.auto()  # EXECUTE, FETCH, CALL, ...: see the module's docstring
     KEYWORD = enum.auto()  # a keyword of several words: ORDER BY, BULK COLLECT INTO, ...
     HINT = enum.auto()  # /*+ ... */ after SELECT, INSERT, UPDATE or DELETE
     VAR = enum.auto()  # any other word, keywords included
@@ -110,12 +108,7 @@ _WORDS = {
     "DELETE": _T.DELETE,
     "BEGIN": _T.BEGIN,
     "START": _T.BEGIN,
-    **{
-        word: _T.COMMAND
-        for word in "EXECUTE FETCH CALL RENAME SHOW EXPLAIN PREPARE OPTIMIZE VACUUM".split()
-    },
 }
-_COMMAND_PREFIX = (_T.SEMICOLON, _T.BEGIN)
 _HINTED = (_T.SELECT, _T.INSERT, _T.UPDATE, _T.DELETE)
 
 # One token each, the longest that fits (found in _TRIE). These are sqlglot's, some of other
@@ -179,7 +172,7 @@ class _Scanner:
         self.start = 0
         self.current = 0
 
-    def scan(self, until_semicolon: bool = False) -> None:
+    def scan(self) -> None:
         sql, size = self.sql, self.size
         while self.current < size:
             current = self.current
@@ -195,27 +188,11 @@ class _Scanner:
                     self.quoted('"', _T.IDENTIFIER, 1)
                 else:
                     self.word()
-            if until_semicolon and self.current < size and sql[self.current] == ";":
-                break
 
     def add(self, kind: TokenType, text: str | None = None) -> None:
-        sql = self.sql
         if text is None:
-            text = sql[self.start : self.current]
-        tokens = self.tokens
-        tokens.append(Token(kind, text, self.start, self.current - 1))
-        if (
-            kind is _T.COMMAND
-            and (self.current >= self.size or sql[self.current] != ";")
-            and (len(tokens) == 1 or tokens[-2].token_type in _COMMAND_PREFIX)
-        ):
-            # the rest of the statement, up to a `;`, is one string
-            begin, count = self.current, len(tokens)
-            self.scan(until_semicolon=True)
-            del tokens[count:]
-            rest = sql[begin : self.current].strip()
-            if rest:
-                self.add(_T.STRING, rest)
+            text = self.sql[self.start : self.current]
+        self.tokens.append(Token(kind, text, self.start, self.current - 1))
 
     def word(self) -> None:
         """A keyword, operator, string, comment, punctuation or a word (sqlglot's

@@ -19,7 +19,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from conftest import EXAMPLES, ROOT, TESTS
@@ -42,9 +42,15 @@ class ReferenceError(Exception):
     pass
 
 
+class _Tokenizer(Oracle.Tokenizer):  # type: ignore[misc]
+    # sqlglot reads the rest of a statement that starts with EXECUTE, FETCH, CALL... as one
+    # string; pell.sqltokens tokenizes it (a bind in `using :v` is read, like any other)
+    COMMANDS: ClassVar[set[Any]] = set()
+
+
 @functools.cache
 def _glot_tokenizer() -> Any:
-    return Oracle().tokenizer()
+    return _Tokenizer()
 
 
 def glot_tokenize(sql: str) -> tuple[GlotToken, ...]:
@@ -252,16 +258,13 @@ def new_analyse(sql: str) -> dict[str, object]:
     }
 
 
-_COMMANDS = {G.EXECUTE, G.FETCH, G.SHOW, G.RENAME, G.COMMAND}
 # sqlglot's types that pell.sqltokens keeps by name; the others (DATE, ORDER_BY, EQ, ...) are
 # VAR, KEYWORD or OPERATOR there
-_KEPT = {t.name for t in TokenType} - {"VAR", "KEYWORD", "OPERATOR", "COMMAND"}
+_KEPT = {t.name for t in TokenType} - {"VAR", "KEYWORD", "OPERATOR"}
 
 
 def _expected_type(token: GlotToken) -> str | None:
     """The type pell.sqltokens must give this token; None: any of VAR, KEYWORD, OPERATOR."""
-    if token.token_type in _COMMANDS:
-        return "COMMAND"
     name = token.token_type.name
     return name if name in _KEPT and name != "VAR" else None
 
@@ -516,3 +519,29 @@ def test_pellc_does_not_import_sqlglot(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     assert "sqlglot" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "binds", "ends"),
+    [
+        # a bind after USING is read (and so rewritten or reported) like any other
+        ("begin execute immediate 'delete from t where id = :1' using :v; end;", ["v"], None),
+        ("begin execute immediate 'truncate table t'; end;", [], "EXECUTE IMMEDIATE of DDL"),
+        # the DDL of a q'[...]' literal is found as that of a plain one
+        (
+            "begin execute immediate q'[create table t (x int)]'; end;",
+            [],
+            "EXECUTE IMMEDIATE of DDL",
+        ),
+        ("begin execute immediate l_text using in out :n; end;", ["n"], "cannot read"),
+        ("fetch c into :x", ["x"], None),
+    ],
+)
+def test_statements_sqlglot_reads_as_commands(
+    sql: str, binds: list[str], ends: str | None
+) -> None:
+    from pell.checker.retry_facts import ends_transaction
+
+    assert [bind.name for bind in sqltext.analyse(sql).binds] == binds
+    what = ends_transaction(ast.SqlBlock(sql, 0, 0, span=ast.Span(0, len(sql))))
+    assert (what is None) if ends is None else (what is not None and ends in what)

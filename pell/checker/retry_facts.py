@@ -178,19 +178,26 @@ def _ends_transaction(words: list[str]) -> str | None:
     return first.upper() if first in ("commit", "rollback") else f"DDL ({first.upper()})"
 
 
+# A string literal's token kinds: '...', N'...', U'...', q'[...]', nq'[...]' (their text is
+# the string's value)
+_LITERALS = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.UNICODE_STRING,
+        TokenType.RAW_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+    }
+)
+
+
 def _immediate_literal(following: tuple[Token, ...]) -> str | None:
     """The SQL text of `EXECUTE IMMEDIATE '<text>'`, from the tokens after EXECUTE; None when
-    it is not a literal. (After BEGIN or `;`, `immediate '...'` is one string token: sqltokens.)"""
-    if not following:
-        return None
-    first, text = following[0], following[0].text
-    if first.token_type == TokenType.STRING and text.lower().startswith("immediate"):
-        quoted = text.find("'") != -1 and text.rstrip().endswith("'")
-        return text[text.find("'") + 1 : text.rfind("'")] if quoted else None
+    it is not a literal."""
     if (
-        text.lower() == "immediate"
-        and following[1:2]
-        and following[1].token_type == TokenType.STRING
+        len(following) == 2
+        and following[0].text.lower() == "immediate"
+        and following[1].token_type in _LITERALS
     ):
         return following[1].text
     return None

@@ -35,6 +35,9 @@ STATIC_PLSQL_REFUSES = frozenset(
         "disassociate",
     }
 )
+# SQL statements that are neither DDL nor static SQL: the first would fail to compile in the
+# package body; `sql! { begin name(...); end; }` calls a procedure.
+NOT_STATIC_SQL = frozenset({"call", "explain"})
 
 
 def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
@@ -85,6 +88,16 @@ class SqlChecker(BodyScopes):
                 block.span,
                 "write sql! { begin execute immediate '...'; end; } (DDL commits: keep it out "
                 "of retried fns and transaction blocks)",
+            )
+        elif verb in NOT_STATIC_SQL:
+            self.error(
+                "sql-ddl",
+                f"PL/SQL cannot run {verb.upper()} as written: it is not one of PL/SQL's static "
+                "SQL statements",
+                block.span,
+                "call a procedure from a PL/SQL block: sql! { begin name(:arg); end; }"
+                if verb == "call"
+                else "run it through EXECUTE IMMEDIATE",
             )
         rewrites = []
         for bind in shape.binds:
