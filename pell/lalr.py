@@ -4,10 +4,11 @@ pell.syntax exports lark's parse table for pellc's grammar, its rules and pell.l
 specs (the regex of each LALR state's lexer) as plain data, once, beside lark's cache. A
 successful parse then runs here, without importing lark (about a fifth of pellc's start-up)
 and in one loop that lexes and parses, without lark's generator and per-token calls. It does
-exactly what lark's LALR parser does with pell.lexer.FastLexer: the same tokens, the same
-shifts and reductions, the same callbacks (tests/test_lalr.py compares the two). Anything
-else -- a lexical error, a token the table does not take, a state FastLexer leaves to lark --
-is `Rejected`, and pell.syntax parses the text again with lark, for lark's syntax errors.
+exactly what lark's LALR parser does with its contextual lexer: the same tokens, the same
+shifts and reductions, the same callbacks (tests/test_lexer.py and tests/test_lalr.py compare
+the two). Anything else -- a lexical error, a token the table does not take, a state whose
+lexer pell.lexer does not copy -- is `Rejected`, and pell.syntax parses the text again with
+lark, for lark's syntax errors.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def precompiled(pattern: str, code: SreCode) -> re.Pattern[str] | None:
 #    re's engine's version, each spec's SreCode or None)
 # where a state maps a terminal or rule name to a shift (the next state, >= 0) or a reduce
 # (~rule number, < 0), a rule is a Rule of tuples, and a state's mode is an index into the
-# specs, or -1 where FastLexer leaves lexing to lark.
+# specs, or -1 where pell.lexer made no spec (lark lexes there).
 FORMAT = "pellc-lalr-1"
 TableData = tuple[
     str,
@@ -182,7 +183,7 @@ class Parser:
     def _mode(self, state: int) -> Mode:
         index = self.state_modes[state]
         if index < 0:
-            raise Rejected("a state FastLexer leaves to lark")
+            raise Rejected("a state whose lexer pell.lexer does not copy")
         mode = self._compiled.get(index)
         if mode is None:
             mode = self._compiled[index] = Mode(self.specs[index], self.codes[index])
@@ -210,8 +211,7 @@ class Parser:
             match = mode.match(text, pos, end)
             if match is None:  # a lexical error: lark says which
                 raise Rejected("no terminal of this state matches")
-            # as in pell.lexer.FastLexer.lex, without lines and columns: the skipped text
-            # (group 1), then the token
+            # the skipped text (group 1), then the token (pell.lexer._mode_spec)
             type_, _, ignored, keywords = mode.terminals[match.lastindex]  # type: ignore[index,misc]
             start = match.end(1)
             pos = match.end()

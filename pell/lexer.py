@@ -1,22 +1,14 @@
-"""A faster stand-in for lark's contextual lexer, yielding exactly the tokens it yields.
+"""The modes of lark's contextual lexer for pellc's grammar, as pell.lalr lexes with them.
 
 lark's ContextualLexer keeps one BasicLexer per LALR state, each scanning with one regex of
 the terminals that state accepts (plus the ignored WS and COMMENT), in lark's priority order.
-Its cost is Python work per match: a match and a Token per ignored run of whitespace or
-comment, a line counter fed every match, keywords looked up through a second regex.
-
-FastLexer takes lark's per-state terminal sets and order from lark's own BasicLexers (so a
-grammar change needs no change here) and per state compiles one regex that
+`mode_specs` takes each one's terminal set and order from lark's own BasicLexers (so a grammar
+change needs no change here) and makes of it one regex (a ModeSpec) that
   1. skips, in the same match, every run of ignored text lark would skip, and
   2. then matches the next token with lark's alternation, in lark's order;
-it counts lines with str.count, finds keywords with a dict, and fills Tokens directly.
-Whatever it does not handle itself -- no match (a lexical error, or the end of the text), a
-state whose lexer has callbacks or flagged keywords -- goes to lark's ContextualLexer from the
-same position, with lark's lexer state brought up to date first, so errors are lark's own.
-tests/test_lexer.py compares the two token for token.
-
-The modes' specs (`mode_specs`) are also what pell.lalr, pellc's own parser, lexes with: the
-same matching, in a loop with its parser, where lark is not imported.
+with a table of its groups: each one's terminal, and the keywords lark looks up from it.
+pell.syntax exports them with lark's parse table; pell.lalr lexes with them where lark is not
+imported, yielding exactly the tokens lark's lexer yields (tests/test_lexer.py compares them).
 """
 
 from __future__ import annotations
@@ -25,19 +17,12 @@ import array
 import functools
 import importlib
 import re
-from collections.abc import Iterator, Mapping
 from typing import Any
 
-from lark import Lark, Token
-from lark.lexer import BasicLexer, ContextualLexer, Lexer, LexerState, PatternStr, TerminalDef
+from lark import Lark
+from lark.lexer import BasicLexer, ContextualLexer, PatternStr, TerminalDef
 
-from pell.lalr import END_GROUP, END_OF_TEXT, Mode, ModeSpec, SreCode, Terminal, precompiled
-
-# FastLexer fills a Token's slots itself (lark's Token() checks its arguments first, which
-# takes a third of the lexer's time), when they are the slots of lark 1.2 and 1.3.
-_INLINE_TOKENS = Token.__slots__ == (
-    "type", "start_pos", "value", "line", "column", "end_line", "end_column", "end_pos",
-)  # fmt: skip
+from pell.lalr import END_GROUP, END_OF_TEXT, ModeSpec, SreCode, Terminal, precompiled
 
 
 def mode_key(lexer: BasicLexer) -> tuple[str, ...]:
@@ -47,7 +32,7 @@ def mode_key(lexer: BasicLexer) -> tuple[str, ...]:
 
 def mode_specs(parser: Lark) -> dict[tuple[str, ...], ModeSpec]:
     """The spec of each of the modes of `parser` (built with lark's contextual lexer) that
-    FastLexer lexes itself."""
+    pell.lalr can lex in as lark does (the others are left to lark)."""
     contextual = getattr(parser.parser, "lexer", None)
     if not isinstance(contextual, ContextualLexer):
         return {}
@@ -68,7 +53,7 @@ def _mode_spec(lexer: BasicLexer) -> ModeSpec:
         raise _Unsupported("the regex module, lexer callbacks or regex flags")
     terminals, keyword_tables = _scanner_terminals(lexer)
     ignore = lexer.ignore_types
-    skipped = ignore & lexer.newline_types  # lark counts their lines: so can the skip
+    skipped = ignore & lexer.newline_types  # WS, COMMENT: other ignored ones match as tokens
     regexps = {t.name: t.pattern.to_regexp() for t in terminals}
     firsts = {name: _first_chars(regexp) for name, regexp in regexps.items()}
     # 1. The skip. lark skips an ignored terminal at a position when it is the first of
@@ -155,18 +140,7 @@ def _matches_all(regexp: str, text: str) -> bool:
 
 
 class _Unsupported(Exception):
-    """A state lark lexes in a way Mode does not copy: its tokens come from lark."""
-
-
-class _LarkOnly(Mode):
-    """The mode of those states: it never matches, so every token comes from lark."""
-
-    def __init__(self) -> None:
-        self.match = re.compile("(?!)").match
-        self.terminals = []
-
-
-_LARK_ONLY = _LarkOnly()
+    """A state lark lexes in a way a ModeSpec does not copy: pell.lalr leaves it to lark."""
 
 
 # ---- what a regex can start with ---------------------------------------------------------
@@ -326,131 +300,3 @@ def sre_code(pattern: str) -> SreCode | None:
     except Exception:  # an re that works otherwise
         return None
     return code if same else None
-
-
-# ---- the lexer ---------------------------------------------------------------------------
-
-
-class FastLexer(Lexer):
-    """lark's ContextualLexer, sped up; `install` puts it in a Lark parser."""
-
-    def __init__(
-        self,
-        contextual: ContextualLexer,
-        specs: Mapping[tuple[str, ...], ModeSpec] | None = None,  # made before: mode_specs
-    ) -> None:
-        self.contextual = contextual
-        self._specs = specs or {}
-        self._by_lexer: dict[int, Mode] = {}  # lark shares a lexer among states: so do we
-        # per LALR state: its mode, built on first use (start-up compiles none of them)
-        self._modes: list[Mode | None] = [None] * (max(contextual.lexers, default=-1) + 1)
-
-    def _mode(self, state: int) -> Mode:
-        lexer = self.contextual.lexers[state]
-        mode = self._by_lexer.get(id(lexer))
-        if mode is None:
-            try:
-                if not isinstance(lexer, BasicLexer):
-                    raise _Unsupported("a lexer lark's plugins replaced")
-                mode = Mode(self._specs.get(mode_key(lexer)) or _mode_spec(lexer))
-            except _Unsupported:
-                mode = _LARK_ONLY
-            self._by_lexer[id(lexer)] = mode
-        self._modes[state] = mode
-        return mode
-
-    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
-        # lark's TextSlice of a str (bytes, or another lark's plain str: lark lexes them)
-        text = getattr(lexer_state.text, "text", None)
-        end = getattr(lexer_state.text, "end", None)
-        counter = lexer_state.line_ctr
-        if not isinstance(text, str) or not isinstance(end, int) or counter.newline_char != "\n":
-            yield from self.contextual.lex(lexer_state, parser_state)
-            return
-        pos = counter.char_pos
-        line = counter.line
-        line_start = counter.line_start_pos
-        modes = self._modes
-        count = text.count
-        rfind = text.rfind
-        new_str = str.__new__
-        stack: list[int] = parser_state.state_stack  # parser_state.position is stack[-1]
-        while True:
-            mode = modes[stack[-1]]
-            if mode is None:
-                mode = self._mode(stack[-1])
-            match = mode.match(text, pos, end)
-            if match is None:
-                # lark from here: a lexical error (raised as lark raises it), the end of the
-                # text, or a state left to lark (_LARK_ONLY)
-                counter.char_pos = pos
-                counter.line = line
-                counter.line_start_pos = line_start
-                counter.column = pos - line_start + 1
-                token = next(self.contextual.lex(lexer_state, parser_state), None)
-                if token is None:
-                    return
-                pos = counter.char_pos
-                line = counter.line
-                line_start = counter.line_start_pos
-                yield token
-                continue
-            # a match is always in a terminal's group: neither lastindex nor its entry is None
-            type_, lines, ignored, keywords = mode.terminals[match.lastindex]  # type: ignore[index,misc]
-            start = match.end(1)
-            stop = match.end()
-            if start != pos:  # whitespace and comments skipped: count their lines
-                newlines = count("\n", pos, start)
-                if newlines:
-                    line += newlines
-                    line_start = rfind("\n", pos, start) + 1
-            value = text[start:stop]
-            column = start - line_start + 1
-            start_line = line
-            if lines:
-                newlines = count("\n", start, stop)
-                if newlines:
-                    line += newlines
-                    line_start = rfind("\n", start, stop) + 1
-            pos = stop
-            if ignored:
-                if type_ == END_OF_TEXT:  # lark's lexer state as lark leaves it at the end
-                    counter.char_pos = pos
-                    counter.line = line
-                    counter.line_start_pos = line_start
-                    counter.column = pos - line_start + 1
-                    return
-                continue  # an ignored terminal the skip does not take (see _mode_spec)
-            if keywords is not None:
-                type_ = keywords.get(value, type_)
-            if _INLINE_TOKENS:
-                token = new_str(Token, value)
-                token.type = type_
-                token.value = value
-                token.start_pos = start
-                token.line = start_line
-                token.column = column
-                token.end_line = line
-                token.end_column = stop - line_start + 1
-                token.end_pos = stop
-            else:
-                token = Token(
-                    type_, value, start, start_line, column, line, stop - line_start + 1, stop
-                )
-            # lark's lexer state as lark leaves it after each token: an error the parser
-            # raises on this token carries it (error.interactive_parser.lexer_thread)
-            counter.char_pos = pos
-            counter.line = line
-            counter.line_start_pos = line_start
-            counter.column = pos - line_start + 1
-            lexer_state.last_token = token
-            yield token
-
-
-def install(parser: Lark, specs: Mapping[tuple[str, ...], ModeSpec] | None = None) -> None:
-    """Make `parser`, built with lexer="contextual", lex with a FastLexer (its modes made from
-    `specs`, the mode_specs of this parser or of its snapshot's original, where they have one)."""
-    frontend = parser.parser
-    contextual = getattr(frontend, "lexer", None)
-    if isinstance(contextual, ContextualLexer):
-        frontend.lexer = FastLexer(contextual, specs)

@@ -1,6 +1,5 @@
 """Source text -> AST: pellc's own LALR parser (pell.lalr) from tables lark worked out, or
-lark's LALR parser (contextual lexer, sped up by pell.lexer), with callbacks that build pell.ast
-nodes.
+lark's LALR parser (contextual lexer), with callbacks that build pell.ast nodes.
 
 A text parses first with pell.lalr, which needs no lark: a successful parse imports none of
 it. pell.lalr rejects whatever lark would not parse as it does (a syntax error, mostly), and
@@ -10,14 +9,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib
 import importlib.util
 import marshal
 import os
 import re
 import sys
 import threading
-import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -25,12 +22,10 @@ from typing import TYPE_CHECKING, Any, cast
 from pell import ast, lalr
 from pell.ast_builder import AstBuilder, Built, Callback, token_span
 from pell.diagnostics import Diagnostic
-from pell.lalr import ModeSpec, Token
+from pell.lalr import Token
 from pell.resources import cache_dir, resource_dir
 
 if TYPE_CHECKING:  # imported when lark parses: pellc's own parser needs neither
-    import pickle
-
     from lark import Lark
     from lark import Token as LarkToken
     from lark.exceptions import UnexpectedInput, UnexpectedToken
@@ -42,11 +37,6 @@ _LARK_OPTIONS: dict[str, Any] = {
     "propagate_positions": False,  # spans come from the tokens, in AstBuilder's callbacks
     "maybe_placeholders": True,
 }
-
-
-# pell.lexer.FastLexer in place of lark's contextual lexer: the same tokens and errors in about
-# 40% of the time (tests/test_lexer.py compares the two); False lexes with lark's own
-FAST_LEXER = True
 
 Parsed = tuple[ast.Module | None, list[Diagnostic]]
 
@@ -166,27 +156,15 @@ def _rule(rule: Any) -> lalr.Rule:
 
 @functools.cache
 def grammar_parser() -> Lark:
-    """The Lark parser for grammar/pell.lark, built once per process, lexing with FastLexer.
-
-    lark is built with its contextual lexer, whose per-state terminal sets FastLexer reuses;
-    so the cache holds what it always held (a custom lexer class would be part of lark's
-    options, and its cache key, but is given no parse table to find those sets in). pell.lalr's
-    tables are exported from it when there are none (or they cannot be read)."""
-    from pell.lexer import install as install_fast_lexer
-    from pell.lexer import mode_specs
-
-    parser, specs = _analysed_grammar()
+    """The Lark parser for grammar/pell.lark, with lark's contextual lexer, built once per
+    process. pell.lalr's tables are exported from it when there are none (or they cannot be
+    read)."""
+    parser = _lark_parser()
     if _fast_parser() is None:
         tables = _tables_path()
-        if tables is not None and _save_tables(parser, specs or mode_specs(parser), tables):
+        if tables is not None and _save_tables(parser, tables):
             _fast_parser.cache_clear()  # the rest of this process parses with them
-    if FAST_LEXER:
-        install_fast_lexer(parser, specs)
     return parser
-
-
-# FastLexer's modes of a parser, worked out before (pell.lexer.mode_specs), by mode_key
-ModeSpecs = dict[tuple[str, ...], ModeSpec]
 
 
 def _grammar_cache(lark_version: str) -> Path:
@@ -199,15 +177,11 @@ def _grammar_cache(lark_version: str) -> Path:
     return cache_dir() / f"grammar-{key}-{version}.cache"
 
 
-def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
-    """The Lark parser for grammar/pell.lark, with lark's own contextual lexer, and the specs
-    of FastLexer's modes when they were made before (else none: FastLexer makes them).
-
-    The analysed grammar is cached in the user's cache directory (`_grammar_cache`). A new
-    cache file is written beside its final name and renamed, so processes sharing the
-    directory never read half a file; when the directory cannot be written, lark caches in the
-    temporary directory instead. Beside it, a snapshot of the parser lark builds from it, with
-    the mode specs (`_load_snapshot`), makes later start-ups quicker still."""
+def _lark_parser() -> Lark:
+    """The Lark parser for grammar/pell.lark, its analysed grammar cached in the user's cache
+    directory (`_grammar_cache`). A new cache file is written beside its final name and
+    renamed, so processes sharing the directory never read half a file; when the directory
+    cannot be written, lark caches in the temporary directory instead."""
     import tempfile
 
     import lark
@@ -215,19 +189,14 @@ def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
 
     grammar = (resource_dir("grammar") / "pell.lark").read_text(encoding="utf-8")
     cache = _grammar_cache(lark.__version__)
-    snapshot = _snapshot_path(cache)
-    loaded = _load_snapshot(snapshot) if snapshot is not None else None
-    if loaded is not None:
-        return loaded
     if cache.exists():
-        parser = Lark(grammar, cache=str(cache), **_LARK_OPTIONS)
-        return parser, _save_snapshot(parser, snapshot) if snapshot is not None else {}
+        return Lark(grammar, cache=str(cache), **_LARK_OPTIONS)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(dir=cache.parent, prefix=".grammar-", suffix=".tmp")
         os.close(fd)
     except OSError:
-        return Lark(grammar, cache=True, **_LARK_OPTIONS), {}  # lark's own file in the temp dir
+        return Lark(grammar, cache=True, **_LARK_OPTIONS)  # lark's own file in the temp dir
     try:
         parser = Lark(grammar, cache=temporary, **_LARK_OPTIONS)
         os.replace(temporary, cache)
@@ -235,30 +204,16 @@ def _analysed_grammar() -> tuple[Lark, ModeSpecs]:
         parser = Lark(grammar, **_LARK_OPTIONS)
     finally:
         Path(temporary).unlink(missing_ok=True)
-    return parser, {}
-
-
-def _write_atomically(path: Path, write: Callable[[Any], None]) -> bool:
-    """Write a file beside `path` with `write` and rename it `path`; whether that was done (a
-    cache that cannot be written is not an error)."""
-    import tempfile
-
-    try:
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".pellc-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                write(handle)
-            os.replace(temporary, path)
-        finally:
-            Path(temporary).unlink(missing_ok=True)
-    except Exception:  # no directory, no room, or what pickle or marshal cannot write
-        return False
-    return True
+    return parser
 
 
 # ---- pellc's own parser's tables -------------------------------------------------------------
-# Exported from lark's parser by grammar_parser, keyed as the snapshot is (lark's key and a hash
-# of the code that makes them), read with marshal: loading them imports nothing.
+# Exported from lark's parser by grammar_parser, beside lark's cache and keyed as it is, and by
+# a hash of the code that makes and reads them; read with marshal: loading them imports nothing.
+
+# What makes and reads the tables: this module, pell.lexer and pell.lalr (pell.lexer imports
+# lark: it is not imported to find its file).
+_TABLES_CODE = (__file__, str(Path(__file__).with_name("lexer.py")), lalr.__file__)
 
 
 def _lark_version() -> str | None:
@@ -283,10 +238,17 @@ def _lark_version() -> str | None:
 
 
 def _tables_path() -> Path | None:
-    """Where pell.lalr's tables are kept: beside the snapshot, named as it is."""
+    """Where pell.lalr's tables are kept: beside lark's cache, named as it is and by a hash of
+    pellc's code that makes them. None when lark's version or that code cannot be read."""
     version = _lark_version()
-    snapshot = _snapshot_path(_grammar_cache(version)) if version is not None else None
-    return snapshot.with_suffix(".tables") if snapshot is not None else None
+    if version is None:
+        return None
+    try:
+        code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in _TABLES_CODE))
+    except OSError:
+        return None
+    cache = _grammar_cache(version)
+    return cache.with_name(f"{cache.stem}-{code.hexdigest()[:12]}.tables")
 
 
 @functools.cache
@@ -300,12 +262,13 @@ def _fast_parser() -> lalr.Parser | None:
         return None
 
 
-def _tables(parser: Lark, specs: ModeSpecs) -> lalr.TableData:
-    """pell.lalr's tables of `parser` (lark's, before FastLexer is installed) and its modes."""
+def _tables(parser: Lark) -> lalr.TableData:
+    """pell.lalr's tables of `parser` (built with lark's contextual lexer), and the modes of
+    its lexers (pell.lexer.mode_specs)."""
     from lark.lexer import BasicLexer, ContextualLexer
     from lark.parsers.lalr_analysis import Shift
 
-    from pell.lexer import mode_key, sre_code
+    from pell.lexer import mode_key, mode_specs, sre_code
 
     table = parser.parser.parser.parser.parse_table
     number = {rule: index for index, rule in enumerate(parser.rules)}
@@ -320,6 +283,7 @@ def _tables(parser: Lark, specs: ModeSpecs) -> lalr.TableData:
         )
     contextual = parser.parser.lexer
     assert isinstance(contextual, ContextualLexer)
+    specs = mode_specs(parser)
     keys = list(specs)
     state_modes = []
     for state in range(len(states)):
@@ -336,122 +300,27 @@ def _tables(parser: Lark, specs: ModeSpecs) -> lalr.TableData:
     return (lalr.FORMAT, start, end, states, rules, modes, state_modes, lalr.SRE_MAGIC, codes)
 
 
-def _save_tables(parser: Lark, specs: ModeSpecs, path: Path) -> bool:
-    """Write pell.lalr's tables of `parser` to `path`, atomically; whether they were."""
+def _save_tables(parser: Lark, path: Path) -> bool:
+    """Write pell.lalr's tables of `parser` to `path`, atomically; whether they were (a cache
+    that cannot be written is not an error)."""
+    import tempfile
+
     try:
-        data = _tables(parser, specs)
+        data = _tables(parser)
         lalr.Parser(data)  # what a load checks
     except Exception:  # a parser lark made otherwise than pellc expects: lark parses
         return False
-    return _write_atomically(path, lambda handle: marshal.dump(data, handle))
-
-
-# ---- the parser snapshot -----------------------------------------------------
-# Loading lark's cache rebuilds the parser object by object in Python (about 50 ms here, a
-# sixth of pellc's start-up); the same objects pickled whole load in about a fifth of that.
-# The snapshot holds lark's objects only, keyed like lark's cache (grammar, options, lark and
-# Python versions) and read from the same directory that lark's own pickled cache is read
-# from. Some members are not pickled but named: modules (lark keeps the `re` module it lexes
-# with) and the parse table's two actions, which lark's parser tells apart by identity
-# (`action is Shift`); and the parse-tree callbacks (functions lark makes) are made again on
-# load, as lark's own loader makes them.
-# What writes and reads the snapshot, the tables and the mode specs: this module, pell.lexer and
-# pell.lalr (pell.lexer imports lark: it is not imported to find its file).
-_SNAPSHOT_CODE = (__file__, str(Path(__file__).with_name("lexer.py")), lalr.__file__)
-
-
-@functools.cache
-def _snapshot_pickling() -> tuple[type[pickle.Pickler], type[pickle.Unpickler]]:
-    """The pickler and unpickler of the snapshot (made when first needed: pickle is imported
-    only when lark is)."""
-    import pickle
-
-    from lark.parsers.lalr_analysis import Reduce, Shift
-
-    shared: dict[str, object] = {"Shift": Shift, "Reduce": Reduce}
-
-    class SnapshotPickler(pickle.Pickler):
-        def persistent_id(self, obj: object) -> str | None:
-            if isinstance(obj, types.ModuleType):
-                return f"module:{obj.__name__}"
-            if obj is Shift or obj is Reduce:
-                return f"action:{obj.name}"
-            return None
-
-    class SnapshotUnpickler(pickle.Unpickler):
-        def persistent_load(self, pid: object) -> object:
-            if pid in ("module:re", "module:regex"):
-                return importlib.import_module(str(pid).removeprefix("module:"))
-            if pid in ("action:Shift", "action:Reduce"):
-                return shared[str(pid).removeprefix("action:")]
-            raise pickle.UnpicklingError(f"unexpected {pid!r} in the parser snapshot")
-
-    return SnapshotPickler, SnapshotUnpickler
-
-
-def _snapshot_path(cache: Path) -> Path | None:
-    """Where the snapshot of the parser lark loads from `cache` is kept. It holds mode specs
-    too: it is pellc's own, so pellc's code is part of its name. None when that code cannot be
-    read (no snapshot then)."""
     try:
-        code = hashlib.sha256(b"".join(Path(f).read_bytes() for f in _SNAPSHOT_CODE))
-    except OSError:
-        return None
-    return cache.with_name(f"{cache.stem}-{code.hexdigest()[:12]}.parser")
-
-
-def _callback_holders(parser: Lark) -> tuple[Any, Any]:
-    """The parser configuration and the LALR parser: where lark keeps its callbacks, besides
-    `parser._callbacks`."""
-    frontend: Any = parser.parser
-    return frontend.parser_conf, frontend.parser.parser
-
-
-def _load_snapshot(path: Path) -> tuple[Lark, ModeSpecs] | None:
-    """The parser pickled at `path`, its callbacks made again, and its mode specs; None when
-    there is none, or it cannot be read (it is written again then)."""
-    from lark import Lark
-
-    try:
-        with path.open("rb") as handle:
-            loaded = _snapshot_pickling()[1](handle).load()
-        if not isinstance(loaded, tuple) or len(loaded) != 2:
-            return None
-        parser, specs = loaded
-        if not isinstance(parser, Lark) or not isinstance(specs, dict):
-            return None
-        parser._prepare_callbacks()
-        for holder in _callback_holders(parser):
-            holder.callbacks = parser._callbacks
-    except Exception:  # missing, damaged, or from another lark: lark's cache then
-        return None
-    return parser, specs
-
-
-def _save_snapshot(parser: Lark, path: Path) -> ModeSpecs:
-    """Pickle `parser` (lark's own, before FastLexer is installed) and the specs of its modes
-    to `path`, atomically; the specs. A cache that cannot be written is not an error."""
-    import pickle
-
-    from pell.lexer import mode_specs
-
-    specs = mode_specs(parser)
-    holders = _callback_holders(parser)
-    callbacks = parser._callbacks
-    parser._callbacks = {}
-    for holder in holders:
-        holder.callbacks = {}
-    pickler = _snapshot_pickling()[0]
-    try:
-        _write_atomically(
-            path,
-            lambda handle: pickler(handle, protocol=pickle.HIGHEST_PROTOCOL).dump((parser, specs)),
-        )
-    finally:
-        parser._callbacks = callbacks
-        for holder in holders:
-            holder.callbacks = callbacks
-    return specs
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".pellc-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                marshal.dump(data, handle)
+            os.replace(temporary, path)
+        finally:
+            Path(temporary).unlink(missing_ok=True)
+    except Exception:  # no directory, no room, or what marshal cannot write
+        return False
+    return True
 
 
 # ---- syntax errors -----------------------------------------------------------

@@ -70,7 +70,7 @@ def test_the_tables_are_there_and_cover_every_state() -> None:
     syntax.grammar_parser()  # writes them when there are none
     parser = syntax._fast_parser()
     assert parser is not None
-    assert -1 not in parser.state_modes  # FastLexer lexes in every state itself
+    assert -1 not in parser.state_modes  # pell.lalr lexes in every state itself
     # each mode's regex compiled ahead, the same as re.compile makes it from its pattern
     for (pattern, _), code in zip(parser.specs, parser.codes, strict=True):
         assert code is not None

@@ -1,33 +1,30 @@
-"""pell.lexer.FastLexer against lark's contextual lexer, differentially.
+"""pell.lalr's lexing (pell.lexer's mode specs) against lark's contextual lexer, differentially.
 
-Both lex while pellc's parser (with its AST callbacks) drives them, so each lexes in the parser
-states the other did, for as long as their tokens agree. Compared: every token (type, value and
-all eight positions), the exception when one is raised (its type, position, expected and
-allowed sets, token and token history, and pellc's diagnostic made from it), and lark's lexer
-state left behind. Inputs: every .pell file under examples/ and tests/, deterministic seeded
-mutations of them (characters and tokens deleted, inserted, duplicated and swapped, unclosed
-strings and SQL, stray braces, odd unicode), and generated programs (tests/fuzz_programs.py).
-`pytest -m fuzz` runs many more of them.
+Each lexes while its own parser drives it, with callbacks that keep every shifted token (no
+AST), so each lexes in the parser states the other did. Where lark parses a text, pell.lalr
+must too, from the very same tokens (type, value, start and end offsets); where lark raises,
+pell.lalr must reject the text (pell.syntax then asks lark, for its diagnostic: lark's lexer
+makes it). Inputs: every .pell file under examples/ and tests/, with CRLF line ends too,
+deterministic seeded mutations of them (characters and tokens deleted, inserted, duplicated
+and swapped, unclosed strings and SQL, stray braces, odd unicode), generated programs
+(tests/fuzz_programs.py), texts lark lexes in particular ways, and a small grammar with what
+pellc's has not (lexical errors, an ignored terminal without line breaks, priorities).
+`pytest -m fuzz` runs many more of them. (tests/test_lalr.py compares the ASTs built.)
 """
 
 from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from conftest import ROOT
 from fuzz_programs import generate
-from lark import Lark, Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import ContextualLexer, Lexer, LexerState
-from lark.utils import TextSlice
+from lark import Lark
+from lark.exceptions import UnexpectedInput
 
-from pell import syntax
-from pell.lexer import FastLexer
+from pell import lalr, syntax
 
 SOURCES = sorted(
     path
@@ -40,126 +37,70 @@ FUZZ_MUTATIONS = 60_000
 NORMAL_PROGRAMS = 100
 FUZZ_PROGRAMS = 2_000
 
-PARSER = syntax.grammar_parser()
-_INSTALLED = PARSER.parser.lexer
-CONTEXTUAL: ContextualLexer = (
-    _INSTALLED.contextual if isinstance(_INSTALLED, FastLexer) else _INSTALLED
-)
-FAST = FastLexer(CONTEXTUAL)  # its own, so this file builds every mode it needs itself
-BUILDER, TABLE = syntax.lark_callbacks(PARSER)  # slow to make: one for all runs
+Tokens = list[tuple[str, str, int, int]]
 
 
-def _token(token: Token | None) -> tuple[Any, ...] | None:
-    if token is None:
-        return None
-    return (
-        token.type,
-        token.value,
-        token.start_pos,
-        token.line,
-        token.column,
-        token.end_line,
-        token.end_column,
-        token.end_pos,
-    )
+def _tokens(tree: Any) -> Tokens:
+    """The tokens of a tree of children lists, in order (lark's and pell.lalr's tokens alike)."""
+    found: Tokens = []
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(reversed(node))
+        elif node is not None:
+            found.append((node.type, node.value, node.start_pos, node.end_pos))
+    return found
 
 
-class _Recorder(Lexer):
-    """The lexer under test, its tokens kept as tuples."""
-
-    def __init__(self, inner: Lexer) -> None:
-        self.inner = inner
-        self.tokens: list[tuple[Any, ...] | None] = []
-
-    def lex(self, lexer_state: LexerState, parser_state: Any) -> Iterator[Token]:
-        for token in self.inner.lex(lexer_state, parser_state):
-            self.tokens.append(_token(token))
-            yield token
+def _keep(children: list[Any]) -> list[Any]:
+    return children
 
 
-@dataclass
-class Run:
-    tokens: list[tuple[Any, ...] | None]
-    error: tuple[Any, ...] | None
-    lexer_state: tuple[Any, ...]
-
-
-def _error(error: UnexpectedInput, text: str, parser: Lark) -> tuple[Any, ...]:
-    """All an exception tells, and the diagnostic pellc makes of it."""
-    details: tuple[Any, ...] = (
-        type(error).__name__,
-        error.pos_in_stream,
-        error.line,
-        error.column,
-        str(syntax._syntax_diagnostic(error, text, parser)),
-    )
-    if isinstance(error, UnexpectedCharacters):
-        details += (
-            error.char,
-            sorted(error.allowed),
-            [_token(t) for t in error.token_history or []],
-        )
-    if isinstance(error, UnexpectedToken):
-        details += (
-            _token(error.token),
-            sorted(error.expected),
-            [_token(t) for t in error.token_history or []],
-        )
-    state = getattr(error, "state", None)
-    details += (getattr(state, "position", state),)
-    return details
-
-
-def run(text: str | TextSlice[str], lexer: Lexer, parser: Lark = PARSER) -> Run:
-    """Parse `text` as syntax.parse does, lexing with `lexer` (another parser: no callbacks)."""
+def lark_tokens(text: str, parser: Lark) -> Tokens | None:
+    """The tokens lark's parser shifts parsing `text`, lexing with its contextual lexer; None
+    where it raises (a syntax or lexical error)."""
     interactive = parser.parse_interactive(text)
-    if parser is PARSER:
-        assert isinstance(text, str)
-        BUILDER.begin(text)
-        interactive.parser_state.parse_conf.callbacks = TABLE
-    else:
-        interactive.parser_state.parse_conf.callbacks = {}
-    recorder = _Recorder(lexer)
-    interactive.lexer_thread.lexer = recorder
-    error = None
+    interactive.parser_state.parse_conf.callbacks = {}  # a reduction's value: its children
     try:
-        interactive.resume_parse()
-    except UnexpectedInput as raised:
-        error = _error(raised, text if isinstance(text, str) else text.text, parser)
-    state = interactive.lexer_thread.state
-    assert state is not None
-    counter = state.line_ctr
-    lexer_state = (
-        counter.char_pos,
-        counter.line,
-        counter.column,
-        counter.line_start_pos,
-        _token(state.last_token),
-    )
-    return Run(recorder.tokens, error, lexer_state)
+        return _tokens(interactive.resume_parse())
+    except UnexpectedInput:
+        return None
 
 
-def check(
-    text: str | TextSlice[str],
-    label: str,
-    lexers: tuple[Lexer, Lexer] = (CONTEXTUAL, FAST),
-    parser: Lark = PARSER,
-) -> Run:
-    expected = run(text, lexers[0], parser)
-    actual = run(text, lexers[1], parser)
+def lalr_tokens(text: str, parser: lalr.Parser) -> Tokens | None:
+    """The tokens pell.lalr shifts parsing `text`; None where it rejects the text."""
+    try:
+        return _tokens(parser.parse(text, [_keep] * len(parser.rules)))
+    except lalr.Rejected:
+        return None
+
+
+LARK = syntax.grammar_parser()
+OWN = syntax._fast_parser()
+
+
+def check(text: str, label: str, parsers: tuple[Lark, lalr.Parser | None] = (LARK, OWN)) -> bool:
+    """Whether lark parses `text` (pell.lalr from the same tokens): a failure where they differ."""
+    assert parsers[1] is not None, "pell.lalr has no tables"
+    expected = lark_tokens(text, parsers[0])
+    actual = lalr_tokens(text, parsers[1])
     if actual != expected:
+        if actual is None or expected is None:
+            verdicts = f"lark {'parses' if actual is None else 'raises'}, pell.lalr does not"
+            pytest.fail(f"{label}: {verdicts}\n  text: {text!r}")
         same = 0
-        for a, b in zip(actual.tokens, expected.tokens, strict=False):
+        for a, b in zip(actual, expected, strict=False):
             if a != b:
                 break
             same += 1
         pytest.fail(
-            f"{label}: FastLexer differs from lark's after {same} equal tokens\n"
+            f"{label}: pell.lalr's tokens differ from lark's after {same} equal tokens\n"
             f"  text: {text!r}\n"
-            f"  fast: {actual.tokens[same : same + 3]} {actual.error} {actual.lexer_state}\n"
-            f"  lark: {expected.tokens[same : same + 3]} {expected.error} {expected.lexer_state}"
+            f"  pell.lalr: {actual[same : same + 3]}\n"
+            f"  lark:      {expected[same : same + 3]}"
         )
-    return actual
+    return expected is not None
 
 
 # ---- the files -----------------------------------------------------------------------------
@@ -184,8 +125,10 @@ def test_the_synthetic_module_lexes_alike() -> None:
         from synthetic import module
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    result = check(module(50), "bench/synthetic.py")
-    assert result.error is None and len(result.tokens) > 2000
+    text = module(50)
+    assert check(text, "bench/synthetic.py")
+    assert OWN is not None
+    assert len(lalr_tokens(text, OWN) or ()) > 2000
 
 
 # ---- mutations -----------------------------------------------------------------------------
@@ -243,26 +186,18 @@ def mutate(text: str, rng: random.Random) -> str:
     return text
 
 
-def _check_mutations(seeds: range) -> tuple[int, set[str]]:
+def _check_mutations(seeds: range) -> int:
     texts = [path.read_text(encoding="utf-8") for path in SOURCES]
     errors = 0
-    kinds: set[str] = set()
     for seed in seeds:
         rng = random.Random(seed)
-        text = mutate(rng.choice(texts), rng)
-        result = check(text, f"mutation seed {seed}")
-        if result.error is not None:
-            errors += 1
-            kinds.add(result.error[0])
-    return errors, kinds
+        errors += not check(mutate(rng.choice(texts), rng), f"mutation seed {seed}")
+    return errors
 
 
 def test_mutations_lex_alike() -> None:
-    errors, kinds = _check_mutations(range(NORMAL_MUTATIONS))
-    # the mutations reach the errors (UnexpectedToken: STRING_TEXT matches almost any
-    # character, so lark turns almost every unexpected character into an unexpected token)
-    assert errors > NORMAL_MUTATIONS // 3
-    assert "UnexpectedToken" in kinds
+    # the mutations reach the errors
+    assert _check_mutations(range(NORMAL_MUTATIONS)) > NORMAL_MUTATIONS // 3
 
 
 @pytest.mark.fuzz
@@ -319,10 +254,17 @@ TRICKY = [
     "\ufeffmodule m;",
     "module m; fn f() { let x = 1 ~ 2; }",
 ]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_tricky_texts_lex_alike(text: str) -> None:
+    check(text, "tricky text")
+
+
 # Where no terminal at all matches lark raises UnexpectedCharacters: never with pellc's grammar
 # (STRING_TEXT or SQL_TEXT matches any character the other terminals do not), so a small
-# grammar has it, and a terminal ignored without newlines (left to lark's loop, not the skip),
-# priorities and keywords; and the same grammar with a lexer callback (left to lark).
+# grammar has it, and a terminal ignored without line breaks (matched as a token and dropped,
+# not skipped), priorities and keywords.
 TOY_GRAMMAR = r"""
 start: stmt*
 stmt: "let" NAME "=" expr ";" | "say" expr ";" | "if" expr "{" stmt* "}" | KEY ";"
@@ -344,29 +286,33 @@ _TOY_PIECES = (
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("callbacks", [False, True], ids=["plain", "lexer callback"])
-def test_a_small_grammar_lexes_alike(callbacks: bool) -> None:
-    options: dict[str, Any] = {"lexer_callbacks": {"NUMBER": lambda t: t}} if callbacks else {}
+def _toy(**options: Any) -> tuple[Lark, lalr.Parser]:
     toy = Lark(TOY_GRAMMAR, parser="lalr", lexer="contextual", **options)
-    contextual = toy.parser.lexer
-    assert isinstance(contextual, ContextualLexer)
-    lexers = (contextual, FastLexer(contextual))
+    return toy, lalr.Parser(syntax._tables(toy))
+
+
+def test_a_small_grammar_lexes_alike() -> None:
+    toy, own = _toy()
+    assert -1 not in own.state_modes
     rng = random.Random(15)
-    kinds: set[str | None] = set()
+    outcomes: set[str] = set()
     for number in range(400):
         text = "".join(rng.choice(_TOY_PIECES) for _ in range(rng.randint(0, 30)))
         if number % 2:
             text = 'let x = 1; say x + (k2); if y { say "a" ; } ' + text
-        result = check(text, "small grammar", lexers, toy)
-        kinds.add(result.error[0] if result.error else None)
-    assert {None, "UnexpectedCharacters", "UnexpectedToken"} <= kinds
-    # a slice of a text: lark starts counting lines at its start
-    text = 'junk @ "\n\n let x = 1;\n say x + 2; # c\n if y { say "a"; } \n@'
-    for start in range(len(text) - 3):
-        for end in (len(text), -1, -3):
-            check(TextSlice(text, start, end), "small grammar, a slice", lexers, toy)
+        check(text, "small grammar", (toy, own))
+        try:
+            toy.parse(text)
+        except UnexpectedInput as error:
+            outcomes.add(type(error).__name__)
+        else:
+            outcomes.add("parsed")
+    assert {"parsed", "UnexpectedCharacters", "UnexpectedToken"} <= outcomes
 
 
-@pytest.mark.parametrize("text", TRICKY)
-def test_tricky_texts_lex_alike(text: str) -> None:
-    check(text, "tricky text")
+def test_a_grammar_with_lexer_callbacks_is_left_to_lark() -> None:
+    # lark calls them on the tokens it makes: pell.lexer makes no spec of such a lexer
+    toy, own = _toy(lexer_callbacks={"NUMBER": lambda t: t})
+    assert set(own.state_modes) == {-1}
+    assert lalr_tokens("let x = 1;", own) is None
+    assert lark_tokens("let x = 1;", toy) is not None

@@ -319,22 +319,17 @@ def test_a_file_without_a_module_line_is_unsupported_at_its_first_token() -> Non
     assert diagnostics[0].message.startswith("a file without a `module` line (a script)")
 
 
-def test_a_parser_loaded_from_its_snapshot_parses_as_the_one_lark_loads(
+def test_a_parser_loaded_from_lark_s_cache_parses_as_the_one_lark_analyses(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # pell.syntax pickles the parser lark loads from its cache; the next start-up unpickles
-    # it (docs in pell/syntax.py). The same trees, spans and syntax errors either way.
+    # pell.syntax has lark cache the analysed grammar (docs in pell/syntax.py); the next start-up
+    # that needs lark loads it. The same trees, spans and syntax errors either way.
     from pell import syntax
-    from pell.lexer import install
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    syntax._analysed_grammar()  # analyses the grammar, writes lark's cache
-    from_cache, specs = syntax._analysed_grammar()  # lark's cache read; the snapshot written
-    (snapshot,) = (tmp_path / "pellc").glob("grammar-*.parser")
-    loaded = syntax._load_snapshot(snapshot)
-    assert loaded is not None and loaded[0] is not from_cache
-    from_snapshot, snapshot_specs = loaded
-    assert specs == snapshot_specs and len(specs) > 50  # every mode's, made ahead
+    analysed = syntax._lark_parser()  # analyses the grammar, writes lark's cache
+    assert len(list((tmp_path / "pellc").glob("grammar-*.cache"))) == 1
+    from_cache = syntax._lark_parser()
     root = Path(__file__).resolve().parent.parent
     paths = sorted((root / "examples").glob("*.pell")) + sorted(
         (root / "tests" / "cases").rglob("*.pell")
@@ -342,9 +337,7 @@ def test_a_parser_loaded_from_its_snapshot_parses_as_the_one_lark_loads(
     texts = [path.read_text(encoding="utf-8") for path in paths]
     texts += [text[: len(text) // 2] for text in texts]  # cut short: syntax errors
     results = []
-    # lark's cache, FastLexer making each mode when first needed; the snapshot, with the specs
-    for parser, given in ((from_cache, None), (from_snapshot, snapshot_specs)):
-        install(parser, given)
+    for parser in (analysed, from_cache):
         monkeypatch.setattr(syntax, "grammar_parser", lambda parser=parser: parser)
         monkeypatch.setattr(syntax, "_per_thread", threading.local())
         parsed = [syntax._parse_with_lark(text) for text in texts]
