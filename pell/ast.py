@@ -484,25 +484,36 @@ def walk(node: Node) -> Iterator[Node]:
     fn several times: one attrgetter per class, not a getattr per field.)"""
     stack: list[object] = [node]
     pop, push = stack.pop, stack.extend
+    getters = _REVERSED_CHILDREN
     while stack:
         current = pop()
-        if isinstance(current, Node):
-            yield current
-            push(_reversed_children(type(current))(current))
-        elif isinstance(current, tuple):
+        if type(current) is tuple:
             push(current[::-1])
+        elif isinstance(current, Node):
+            yield current
+            push((getters.get(type(current)) or _reversed_children(type(current)))(current))
 
 
-def deepest(node: Node) -> tuple[int, Node]:
-    """How deep the tree below `node` goes, and a node at that depth (for the diagnostic)."""
-    deepest_depth, deepest_node = 0, node
-    stack: list[tuple[object, int]] = [(node, 0)]
-    while stack:
-        current, depth = stack.pop()
-        if isinstance(current, Node):
-            if depth > deepest_depth:
-                deepest_depth, deepest_node = depth, current
-            stack.extend((getattr(current, name), depth + 1) for name in _child_fields(current))
-        elif isinstance(current, tuple):
-            stack.extend((item, depth) for item in current)
-    return deepest_depth, deepest_node
+def deepest(node: Node, sql_blocks: list[SqlBlock] | None = None) -> tuple[int, Node]:
+    """How deep the tree below `node` goes, and the last node in source order at that depth
+    (for the diagnostic). Level by level, without recursion: the tree may be deeper than
+    the interpreter's stack, and a level is a flat list (no (node, depth) pair per node).
+    Given `sql_blocks`, adds every SqlBlock met to it (in no set order): the checker needs
+    them, and this visits every node anyway."""
+    depth, level = 0, [node]
+    getters = _REVERSED_CHILDREN
+    while True:
+        if sql_blocks is not None:
+            sql_blocks += [n for n in level if type(n) is SqlBlock]
+        below: list[Node] = []
+        append = below.append
+        for current in level:
+            values = (getters.get(type(current)) or _reversed_children(type(current)))(current)
+            for value in reversed(values):
+                if type(value) is tuple:
+                    below += [item for item in value if isinstance(item, Node)]
+                elif isinstance(value, Node):
+                    append(value)
+        if not below:
+            return depth, level[-1]
+        depth, level = depth + 1, below

@@ -80,7 +80,8 @@ def compile(
     diagnostics = settle(diagnostics)
     if module is None:
         return CompileResult(source, None, tuple(diagnostics))
-    too_deep = nesting_limit(module)
+    sql_blocks: list[ast.SqlBlock] = []  # gathered by the nesting walk for the checker
+    too_deep = nesting_limit(module, sql_blocks)
     if too_deep:
         return CompileResult(source, None, tuple(diagnostics + too_deep), module)
     # A module parsed with recovered syntax errors is checked too: every error of a file
@@ -88,7 +89,7 @@ def compile(
         # a stub declares an Oracle package: it is checked, and nothing is generated for it
         checked, check_diagnostics = check(module, target, index)
         return CompileResult(source, None, tuple(diagnostics + settle(check_diagnostics)), module)
-    checked, check_diagnostics = check(module, target, index)
+    checked, check_diagnostics = check(module, target, index, sql_blocks=sql_blocks)
     diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module)
@@ -134,9 +135,12 @@ def size_limit(text: str) -> list[Diagnostic]:
     return [Diagnostic.of("too-large", message, ast.Span(0, 0))]
 
 
-def nesting_limit(module: ast.Module) -> list[Diagnostic]:
-    """The checker and code generation recurse once per level: deeper code is refused."""
-    depth, node = ast.deepest(module)
+def nesting_limit(
+    module: ast.Module, sql_blocks: list[ast.SqlBlock] | None = None
+) -> list[Diagnostic]:
+    """The checker and code generation recurse once per level: deeper code is refused.
+    `sql_blocks`, when given, gets every SqlBlock of the module (see ast.deepest)."""
+    depth, node = ast.deepest(module, sql_blocks)
     if depth <= MAX_NESTING:
         return []
     message = (
@@ -148,10 +152,9 @@ def nesting_limit(module: ast.Module) -> list[Diagnostic]:
 
 def source_map(source: SourceFile, sql: str, origins: dict[int, int]) -> dict[str, object]:
     """SQL line -> [Pell line, column], with the hashes of both texts."""
-    lines = {}
-    for sql_line, offset in sorted(origins.items()):
-        line, column = source.line_col(offset)
-        lines[str(sql_line)] = [line, column]
+    ordered = sorted(origins.items())
+    places = source.line_cols(offset for _, offset in ordered)
+    lines = {str(sql_line): list(place) for (sql_line, _), place in zip(ordered, places, strict=True)}
     return {
         "source": source.name,
         "source_sha256": hashlib.sha256(source.text.encode("utf-8")).hexdigest(),

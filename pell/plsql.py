@@ -422,6 +422,9 @@ class Printer:
         relative to the first, and get the same depth on top."""
         marker = source_marker(origin) if self.marks else ""
         indent = INDENT * depth
+        if "\n" not in text:  # most lines: no split
+            self.lines.append(indent + marker + text)
+            return
         first, *rest = text.split("\n")
         self.lines.append(indent + marker + first)
         for continuation in rest:

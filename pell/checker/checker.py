@@ -358,7 +358,11 @@ def _enum_values(enum: ast.Enum, diagnostics: list[Diagnostic]) -> dict[str, str
     return values
 
 
-def check_package_clash(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
+def check_package_clash(
+    module: ast.Module,
+    diagnostics: list[Diagnostic],
+    sql_blocks: list[ast.SqlBlock] | None = None,
+) -> None:
     """A warning at the first table or view of the module's SQL that has the package's name.
     Oracle SQL Language Reference, "Database Object Names and Qualifiers" (namespaces): tables, views,
     sequences, packages, procedures, functions and types of one schema share one namespace,
@@ -368,9 +372,12 @@ def check_package_clash(module: ast.Module, diagnostics: list[Diagnostic]) -> No
     if module.is_stub:
         return
     schema, package = naming.module_package(module)
+    if sql_blocks is not None and not any(package in b.text.lower() for b in sql_blocks):
+        return  # every SqlBlock known, none naming the package: the walk would find nothing
     for node in ast.walk(module):
-        # the package's name must appear in the text before tables are worth finding
-        if not isinstance(node, ast.SqlBlock) or package not in node.text.lower():
+        # the package's name must appear in the text before tables are worth finding (and
+        # SqlBlock is not subclassed: `type() is`, the cheapest test per node)
+        if type(node) is not ast.SqlBlock or package not in node.text.lower():
             continue
         for table_schema, table, offset in tables_named(node.text):
             same_schema = table_schema is None or schema is None or table_schema.lower() == schema
@@ -422,9 +429,12 @@ def check_identifier_lengths(
                 if p.decl.mode == "inout"
             ]
         # list types (`t_<element>_list`); temporaries are cut to fit by codegen
-        for type_ in (*analysis.types.values(), *(p.type for p in fn.params), fn.returns):
-            if isinstance(type_, t.ListType):
-                names.append((naming.list_type_name(str(type_.element)), fn.decl.name_span))
+        # (a type per expression: filtered by a comprehension, the names made for lists only)
+        lists = [x for x in analysis.types.values() if isinstance(x, t.ListType)]
+        lists += [p.type for p in fn.params if isinstance(p.type, t.ListType)]
+        if isinstance(fn.returns, t.ListType):
+            lists.append(fn.returns)
+        names += [(naming.list_type_name(str(x.element)), fn.decl.name_span) for x in lists]
         if fn.pipelined and isinstance(fn.returns, t.ListType):
             for row_type in naming.row_type_names(module.path, str(fn.returns.element)):
                 names.append((row_type.split(".")[-1], fn.decl.name_span))
@@ -449,10 +459,15 @@ def check_identifier_lengths(
 
 
 def check(
-    module: ast.Module, target: str = "23ai", index: ModuleIndex | None = None
+    module: ast.Module,
+    target: str = "23ai",
+    index: ModuleIndex | None = None,
+    *,
+    sql_blocks: list[ast.SqlBlock] | None = None,
 ) -> tuple[CheckedModule, list[Diagnostic]]:
     """Check a parsed module for a target; every problem is returned, not only the first.
-    `index` holds the modules it may import (the project's, and the stubs)."""
+    `index` holds the modules it may import (the project's, and the stubs); `sql_blocks`,
+    if known, every SqlBlock of the module (the compiler's nesting walk gathers them)."""
     if index is None:
         from pell.project import stub_index
 
@@ -480,7 +495,7 @@ def check(
         else:  # a signature alone (a stub's) has nothing to check
             checked.analyses[name] = FnAnalysis()
     check_identifier_lengths(checked, target, diagnostics)
-    check_package_clash(module, diagnostics)
+    check_package_clash(module, diagnostics, sql_blocks)
     facts = check_retry_safety(checked, diagnostics)
     return records.replace(checked, retry_facts=facts), for_target(diagnostics, target)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from pell import ast
-from pell.checker.types import RecordType, Type
+from pell.checker.types import RecordType, Type, UnitType
 from pell.records import field, record
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
@@ -44,8 +44,6 @@ class FnInfo:
 
     @property
     def is_function(self) -> bool:
-        from pell.checker.types import UnitType
-
         return not isinstance(self.returns, UnitType)
 
 

@@ -204,6 +204,9 @@ def _immediate_literal(following: tuple[Token, ...]) -> str | None:
 
 
 def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
+    first = tokens[0].text.lower()
+    if first not in ENDS_TRANSACTION and first not in ("begin", "declare"):
+        return None  # most statements (SELECT, DML): no need to lowercase every word
     words = [token.text.lower() for token in tokens]
     if words[0] not in ("begin", "declare"):
         what = _ends_transaction(words)
@@ -247,6 +250,11 @@ def _walk_body(
     raised: dict[str, ast.Span] = {}
     blocks: list[ast.Span] = []
     for node in ast.walk(body):
+        # most nodes are none of these: one type() lookup, not five isinstance calls (node
+        # classes are not subclassed)
+        kind = type(node)
+        if kind not in _FACT_NODES:
+            continue
         if isinstance(node, ast.Transaction):
             effects.append(Effect("transaction", node.span, "a `transaction { }` block"))
             blocks.append(node.span)
@@ -276,6 +284,9 @@ def _walk_body(
             for effect in effects
         ]
     return effects, raised
+
+
+_FACT_NODES = frozenset({ast.Transaction, ast.SqlBlock, ast.Call, ast.Wrap, ast.Propagate})
 
 
 def _innermost(span: ast.Span, blocks: list[ast.Span]) -> ast.Span | None:

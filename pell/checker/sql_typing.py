@@ -42,6 +42,8 @@ NOT_STATIC_SQL = frozenset({"call", "explain"})
 
 def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
     """`sql!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
+    if not isinstance(expr, ast.MethodCall | ast.SqlBlock):
+        return None  # most expressions: asked for each, so no list made
     calls: list[ast.MethodCall] = []
     while isinstance(expr, ast.MethodCall):
         calls.append(expr)

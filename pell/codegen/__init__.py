@@ -10,7 +10,7 @@ from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
-from pell.codegen.subprograms import FnLowerer, signature, subprogram_view
+from pell.codegen.subprograms import FnLowerer, subprogram_view
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import NEVER_RETRY, PANIC_RANGE
 from pell.plsql import MARKER_END, MARKER_START, source_marker
@@ -74,11 +74,10 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     for fn in checked.fns.values():
         for type_ in signature_types(fn):
             used += _named_types(type_)
+    # one type per expression: filtered in a comprehension, not a call per type
     for analysis in checked.analyses.values():
-        for symbol in analysis.locals:
-            used += _named_types(symbol.type)
-        for type_ in analysis.types.values():
-            used += _named_types(type_)
+        used += [s.type for s in analysis.locals if isinstance(s.type, t.RecordType | t.ListType)]
+        used += [x for x in analysis.types.values() if isinstance(x, t.RecordType | t.ListType)]
 
     def dependencies(node: TypeNode) -> list[TypeNode]:
         if isinstance(node, t.ListType):
@@ -93,7 +92,7 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     ordered: list[TypeNode] = []
     placed: set[TypeNode] = set()
     expanding: set[TypeNode] = set()  # on the current path (the checker rejects cycles)
-    for root in used:
+    for root in dict.fromkeys(used):  # a root met again is placed already
         stack: list[tuple[TypeNode, bool]] = [(root, False)]
         while stack:
             node, expanded = stack.pop()
@@ -203,12 +202,17 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
         spec_records=tuple(spec_types),
+        # each subprogram carries its fn's signature (worked out once, in lower_fn)
         spec_signatures=tuple(
-            source_marker(fn.decl.name_span.start) + signature(fn) for fn in fns if fn.decl.public
+            source_marker(fn.decl.name_span.start) + sub.signature
+            for fn, sub in zip(fns, subprograms, strict=True)
+            if fn.decl.public
         ),
         body_records=tuple(body_types),
         # Private subprograms are declared first so they may call each other in any order.
-        forward_signatures=tuple(signature(fn) for fn in fns if not fn.decl.public),
+        forward_signatures=tuple(
+            sub.signature for fn, sub in zip(fns, subprograms, strict=True) if not fn.decl.public
+        ),
         panic_range=PANIC_RANGE,
         # pell_is_panic serves the retry loops that catch every error (no `on = [...]`)
         panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
@@ -230,13 +234,17 @@ def print_module(lowered: LoweredModule, header: str) -> tuple[str, dict[int, in
 def strip_markers(rendered: str) -> tuple[str, dict[int, int]]:
     """The SQL without source markers, and SQL line (1-based) -> source offset (the first
     marker on a line wins)."""
+    # One regex pass: split gives the text between markers, each marker's offset in between
+    # (so one text more than offsets).
+    parts = _MARKER.split(rendered)
+    texts = parts[0::2]
     origins: dict[int, int] = {}
-    line, counted = 1, 0
-    for marker in _MARKER.finditer(rendered):
-        line += rendered.count("\n", counted, marker.start())
-        counted = marker.start()
-        origins.setdefault(line, int(marker.group(1)))
-    return _MARKER.sub("", rendered), origins
+    line = 1
+    for text, offset in zip(texts, parts[1::2], strict=False):
+        line += text.count("\n")
+        if line not in origins:
+            origins[line] = int(offset)
+    return "".join(texts), origins
 
 
 _MARKER = re.compile(f"{MARKER_START}([0-9]+){MARKER_END}")

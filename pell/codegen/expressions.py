@@ -99,9 +99,8 @@ class ExpressionLowerer:
         for part in expr.parts:
             if isinstance(part, str):
                 if part:
-                    pieces.append(
-                        (quote_text(part), ADDITIVE if "||" in quote_text(part) else ATOM)
-                    )
+                    quoted = quote_text(part)
+                    pieces.append((quoted, ADDITIVE if "||" in quoted else ATOM))
             else:
                 pieces.append(self.as_text(part))
         if not pieces:
