@@ -182,6 +182,37 @@ def project_of(
     return Project(files, is_project, config, complete)
 
 
+def project_wide_findings(
+    project: Project, inputs: list[Path], facts: list[ModuleFacts], target: str
+) -> dict[str, list[Diagnostic]]:
+    """The retry-safety findings that only the whole project can see (project_findings), by
+    module name, with the project's settings applied: those of the modules at `inputs` (whose
+    facts, for those that compiled, are `facts`) through their calls into any module, joined
+    with the facts of the project modules they import, at any depth, that are not among the
+    inputs. Whole-project facts stay whole-project whatever subset is built, checked or
+    deployed (language.md section 11): one file, or one directory of a project, is checked as
+    a directory build of the whole project would check it."""
+    from pell import check
+
+    given = {path.absolute() for path in inputs}
+    joined = list(facts)
+    for file in project.imported_by(inputs):
+        if file.path.absolute() in given:
+            continue  # an input: its facts are among `facts` if it compiled
+        module = file.module
+        if module is None or module.is_stub:
+            continue  # one that does not parse is reported by its own build
+        # only the checker: the facts come from the checked bodies, nothing is lowered
+        checked, _ = check(module, target, project.index)
+        if checked.retry_facts is not None:
+            joined.append(checked.retry_facts)
+    across = project_findings(joined, target)
+    own = {module.name for module in facts}
+    return {
+        name: project.config.settle(found) for name, found in across.items() if name in own
+    }
+
+
 @record(frozen=False)
 class ModuleOutcome:
     unit: SourceUnit
@@ -657,9 +688,11 @@ def build_tree(
     finally:
         compilations.close()
 
-    across = project_findings([module_facts for _, module_facts in facts], target)
+    across = project_wide_findings(
+        project, [unit.path for unit in units], [module_facts for _, module_facts in facts], target
+    )
     for outcome, module_facts in facts:
-        found = project.config.settle(across.get(module_facts.name, []))
+        found = across.get(module_facts.name, [])
         if not found:
             continue
         outcome.diagnostics = (*outcome.diagnostics, *found)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from pell.records import replace
 
 if TYPE_CHECKING:
+    from pell import CompileResult
     from pell.build import BuildResult
     from pell.project import Project
 
@@ -287,11 +288,12 @@ def _compiling(path: Path) -> Iterator[None]:
         raise InternalError(path, error) from error
 
 
-def _compile_file(path: Path, target: str, pretty: bool, project: Project) -> str | None:
-    """Compile one file of `project`, print its diagnostics; the SQL, or None when it has
-    errors. A stub without errors generates nothing: an empty string, and a note saying so."""
+def _compile_file(
+    path: Path, target: str, pretty: bool, project: Project
+) -> tuple[str, CompileResult] | None:
+    """Compile one file of `project`: its text and result, or None, after printing an
+    `encoding` diagnostic, when it is not UTF-8."""
     from pell import compile_source
-    from pell.diagnostics import SourceFile, render_all
 
     text = _read_source(path, pretty)
     if text is None:
@@ -301,16 +303,35 @@ def _compile_file(path: Path, target: str, pretty: bool, project: Project) -> st
         duplicate = project.duplicate_of(path)
         if duplicate is not None:
             result = result.failed_with(duplicate)
-    shown = SourceFile(str(path), text)
-    sys.stderr.write(render_all(result.diagnostics, shown, pretty))
-    if result.ok_stub:
-        sys.stderr.write(f"{path}: a @stub module declares an Oracle package: nothing to generate\n")
-        return ""
-    return result.sql
+    return text, result
+
+
+def _with_project_findings(
+    compiled: list[tuple[Path, str, CompileResult]], project: Project, target: str
+) -> list[tuple[Path, str, CompileResult]]:
+    """Each file's result with the retry-safety findings of its project added (its calls into
+    the other files given and into the project modules they import: project_wide_findings);
+    a file with an error among them has no output (nothing of it is written or deployed)."""
+    from pell.build import project_wide_findings
+    from pell.diagnostics import has_errors
+
+    facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
+    with _compiling(compiled[0][0] if compiled else Path(".")):
+        across = project_wide_findings(project, [path for path, _, _ in compiled], facts, target)
+    joined = []
+    for path, text, result in compiled:
+        found = across.get(result.retry_facts.name, []) if result.retry_facts is not None else []
+        if found:
+            diagnostics = (*result.diagnostics, *found)
+            sql = None if has_errors(list(diagnostics)) else result.sql
+            result = replace(result, diagnostics=diagnostics, sql=sql)
+        joined.append((path, text, result))
+    return joined
 
 
 def _build(args: argparse.Namespace) -> int:
     from pell.build import FileError, project_of, write_atomically
+    from pell.diagnostics import SourceFile, render_all
 
     files: list[Path] = args.files
     if len(files) > 1 and args.output is not None:
@@ -321,21 +342,31 @@ def _build(args: argparse.Namespace) -> int:
         return _build_tree(args)
     failed = unreadable = False
     project = project_of(files)
+    compiled: list[tuple[Path, str, CompileResult]] = []
     for path in files:
         try:
-            sql = _compile_file(path, args.target, args.pretty, project)
+            read = _compile_file(path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
-        if sql is None:
+        if read is None:
             failed = True
-        elif not sql:
-            continue  # a stub: nothing written
-        elif args.output is not None:
-            write_atomically(args.output, sql)
         else:
-            _stdout(sql)
+            compiled.append((path, *read))
+    # Nothing is written before the project-wide checks have passed for it.
+    for path, text, result in _with_project_findings(compiled, project, args.target):
+        sys.stderr.write(render_all(result.diagnostics, SourceFile(str(path), text), args.pretty))
+        if result.ok_stub:
+            sys.stderr.write(
+                f"{path}: a @stub module declares an Oracle package: nothing to generate\n"
+            )
+        elif result.sql is None:
+            failed = True
+        elif args.output is not None:
+            write_atomically(args.output, result.sql)
+        else:
+            _stdout(result.sql)
     return _exit_code(unreadable, failed)
 
 
@@ -405,9 +436,7 @@ def _build_tree(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pell import CompileResult, compile_source
     from pell.build import FileError, SourceUnit, find_sources, project_of
-    from pell.checker.retry_safety import project_findings
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
     from pell.verify import verify
 
@@ -424,40 +453,20 @@ def _check(args: argparse.Namespace) -> int:
     compiled: list[tuple[Path, str, CompileResult]] = []
     for path in (unit.path for unit in units):
         try:
-            text = _read_source(path, args.pretty)
+            read = _compile_file(path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
-        if text is None:
+        if read is None:
             failed = True
-            continue
-        with _compiling(path):
-            result = compile_source(text, path.name, args.target, project.index)
-            duplicate = project.duplicate_of(path)
-            if duplicate is not None:
-                result = result.failed_with(duplicate)
-            compiled.append((path, text, result))
+        else:
+            compiled.append((path, *read))
     # The files checked together are one build, with the project modules they import: the
     # retry checks follow calls between them.
-    facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
-    checked = {path.absolute() for path, _, _ in compiled}
-    imported = {
-        file.path.absolute(): file
-        for path, _, _ in compiled
-        for file in project.imported_files(path)
-        if file.path.absolute() not in checked
-    }
-    for file in imported.values():
-        with _compiling(file.path):
-            quiet = compile_source(file.source.text, file.path.name, args.target, project.index)
-        if quiet.retry_facts is not None:
-            facts.append(quiet.retry_facts)
-    across = project_findings(facts, args.target) if len(facts) > 1 else {}
+    compiled = _with_project_findings(compiled, project, args.target)
     for path, text, result in compiled:
         diagnostics = list(result.diagnostics)
-        if result.retry_facts is not None:
-            diagnostics += project.config.settle(across.get(result.retry_facts.name, []))
         sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
         failed = failed or has_errors(diagnostics)
     if not (failed or unreadable or args.no_verify):
@@ -477,7 +486,6 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from pell import CompileResult, compile_source
     from pell.build import FileError, find_sources, project_of
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.verify import verify
@@ -489,23 +497,21 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError("no .pell file in the inputs")
     unreadable, failed = bool(file_errors), False
     project = project_of(args.files)
-    compiled: list[CompileResult] = []
+    read: list[tuple[Path, str, CompileResult]] = []
     for unit in units:
         try:
-            text = _read_source(unit.path, args.pretty)
+            compiled_file = _compile_file(unit.path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
-        if text is None:
+        if compiled_file is None:
             failed = True
-            continue
-        with _compiling(unit.path):
-            result = compile_source(text, unit.path.name, args.target, project.index)
-            duplicate = project.duplicate_of(unit.path)
-            if duplicate is not None:
-                result = result.failed_with(duplicate)
-        shown = SourceFile(str(unit.path), text)
+        else:
+            read.append((unit.path, *compiled_file))
+    compiled: list[CompileResult] = []
+    for path, text, result in _with_project_findings(read, project, args.target):
+        shown = SourceFile(str(path), text)
         if result.ok_stub:
             continue  # an Oracle package's signatures: nothing to verify
         if has_errors(list(result.diagnostics)):
@@ -579,7 +585,7 @@ def _runtime(args: argparse.Namespace) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     from pell import check, parse
-    from pell.build import project_of
+    from pell.build import project_of, project_wide_findings
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.explain import explain, render_json, render_text
 
@@ -591,8 +597,15 @@ def _explain(args: argparse.Namespace) -> int:
     with _compiling(path):
         module, diagnostics = parse(text)
         if module is not None:
-            checked, more = check(module, args.target, project_of([path]).index)
+            project = project_of([path])
+            checked, more = check(module, args.target, project.index)
             diagnostics += more
+            # what a build of this file would refuse across modules is not explained either
+            if checked.retry_facts is not None and not has_errors(diagnostics):
+                across = project_wide_findings(
+                    project, [path], [checked.retry_facts], args.target
+                )
+                diagnostics += across.get(checked.retry_facts.name, [])
     if module is None or has_errors(diagnostics):
         sys.stderr.write(render_all(diagnostics, source, args.pretty))
         return EXIT_ERRORS

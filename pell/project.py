@@ -270,10 +270,14 @@ class Project:
     def imported_files(self, path: Path) -> list[ProjectFile]:
         """The project files the module of `path` imports, at any depth (read from their
         `import` lines, so a commented-out import counts too: at worst one compile more)."""
+        return self.imported_by([path])
+
+    def imported_by(self, paths: Iterable[Path]) -> list[ProjectFile]:
+        """The project files the modules of `paths` import, at any depth, each once: one walk
+        for them all (imported_files of each would walk shared imports again and again)."""
         found: list[ProjectFile] = []
         seen: set[tuple[str, ...]] = set()
-        file = self.file(path)
-        pending = [file] if file is not None else []
+        pending = [file for file in map(self.file, paths) if file is not None]
         while pending:
             current = pending.pop()
             for match in _IMPORT.finditer(current.source.text):

@@ -391,3 +391,154 @@ def test_a_call_of_another_modules_pipelined_fn_is_located(
         f"{tmp_path / 'report.pell'}:4:14: error: `feeds::ids` is @pipelined: SQL reads its "
         "rows, PL/SQL cannot call it  [table-function]"
     ]
+
+
+# ---- one file (or one directory) of a project: the project's retry checks ------
+
+
+SHOP_STOCK = """module shop::stock;
+
+// Closes the day's stock book: its own transaction, committed here.
+pub fn close_day(day: date) {
+    sql! { update stock_book set closed = 'Y' where day = :day };
+    sql! { commit };
+}
+"""
+
+SHOP_ORDERS = """module shop::orders;
+
+import shop::stock;
+
+@retry(n = 3, on = [busy])
+pub fn settle(id: number, day: date) {
+    sql! { update orders set state = 'SETTLED' where id = :id };
+    stock::close_day(day);
+}
+"""
+
+
+def _shop(tmp_path: Path, stock: str = SHOP_STOCK) -> Path:
+    """A project (pell.toml at its root) whose orders module, in a directory of its own, calls
+    the stock module's fn from a retried fn."""
+    root = tmp_path / "shop"
+    (root / "src" / "orders").mkdir(parents=True)
+    (root / "pell.toml").write_text("", "utf-8")
+    (root / "src" / "stock.pell").write_text(stock, "utf-8")
+    (root / "src" / "orders" / "orders.pell").write_text(SHOP_ORDERS, "utf-8")
+    return root
+
+
+COMMIT_IN_RETRY = (
+    "orders.pell:8:5: error: `shop.stock::close_day` commits (COMMIT): it ends the transaction,"
+    " and with it the retry's savepoint (ORA-01086)  [commit-in-retry]"
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["build", "build -o", "build -d", "build dir -d", "check", "verify", "deploy", "explain"],
+)
+def test_one_file_of_a_project_is_refused_when_it_calls_another_modules_commit_from_a_retry(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """language.md section 11: whole-project facts stay whole-project whatever subset is built,
+    checked or deployed. Each command that takes one file refuses it, as a directory build of
+    the whole project does, and writes, prints or deploys nothing of it."""
+    root = _shop(tmp_path)
+    orders = root / "src" / "orders" / "orders.pell"
+    out = tmp_path / "out"
+    argv = {
+        "build": ["build", str(orders)],
+        "build -o": ["build", str(orders), "-o", str(out / "orders.sql")],
+        "build -d": ["build", str(orders), "-d", str(out)],
+        "build dir -d": ["build", str(orders.parent), "-d", str(out)],  # a subset of the project
+        "check": ["check", str(orders)],
+        "verify": ["verify", str(orders)],
+        "deploy": ["deploy", "--dry-run", str(orders)],
+        "explain": ["explain", str(orders)],
+    }[command]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert any(line.endswith(COMMIT_IN_RETRY) for line in captured.err.splitlines()), captured
+    assert captured.out == ""  # no SQL, no plan, no explanation, no "no findings"
+    assert not list(out.rglob("*.sql")) if out.exists() else True
+    if command == "deploy":
+        assert "nothing deployed" in captured.err
+    # the whole project, built as one directory, says the same
+    assert main(["build", str(root), "-d", str(tmp_path / "whole")]) == 1
+    assert COMMIT_IN_RETRY in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["build", "build -d", "check", "verify", "deploy", "explain"])
+def test_one_file_of_a_project_without_a_commit_in_its_retries_is_accepted(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same project with a stock module that leaves the commit to its caller: every command
+    accepts the file, and a build writes the named file's output only, not the modules it
+    imports (each module's output is its own build's)."""
+    root = _shop(tmp_path, SHOP_STOCK.replace("    sql! { commit };\n", ""))
+    orders = root / "src" / "orders" / "orders.pell"
+    out = tmp_path / "out"
+    argv = {
+        "build": ["build", str(orders)],
+        "build -d": ["build", str(orders), "-d", str(out)],
+        "check": ["check", str(orders)],
+        "verify": ["verify", str(orders)],
+        "deploy": ["deploy", "--dry-run", str(orders)],
+        "explain": ["explain", str(orders)],
+    }[command]
+    assert main(argv) == 0, capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "error" not in captured.err
+    if command == "build":
+        assert "CREATE OR REPLACE PACKAGE BODY shop.orders" in captured.out
+        assert "shop.stock" in captured.out and "PACKAGE shop.stock" not in captured.out
+    if command == "build -d":
+        assert sorted(p.name for p in out.rglob("*.sql")) == ["orders.sql"]
+    if command == "deploy":
+        assert "orders.sql: PACKAGE BODY" in captured.out and "stock" not in captured.out
+
+
+def test_one_file_is_checked_with_what_the_modules_it_imports_reach_at_any_depth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """orders -> ledger -> stock: the commit two modules away refuses the single-file build."""
+    root = _shop(tmp_path)
+    orders = root / "src" / "orders" / "orders.pell"
+    (root / "src" / "ledger.pell").write_text(
+        "module shop::ledger;\n\nimport shop::stock;\n\n"
+        "pub fn book(day: date) {\n    stock::close_day(day);\n}\n",
+        "utf-8",
+    )
+    orders.write_text(
+        SHOP_ORDERS.replace("import shop::stock;", "import shop::ledger;").replace(
+            "stock::close_day(day)", "ledger::book(day)"
+        ),
+        "utf-8",
+    )
+    assert main(["build", str(orders)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "orders.pell:8:5: error: `shop.ledger::book` commits (COMMIT, in " in captured.err
+
+
+@pytest.mark.parametrize("command", ["build", "check", "verify", "deploy", "explain"])
+def test_an_error_elsewhere_in_an_imported_module_does_not_hide_its_commit(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stock module has an unrelated error in another fn (its own build reports it): its
+    bodies are still checked, so the commit `settle` reaches is still seen from orders alone."""
+    broken = SHOP_STOCK + '\npub fn opening_count() -> number {\n    return "none";\n}\n'
+    root = _shop(tmp_path, broken)
+    orders = root / "src" / "orders" / "orders.pell"
+    argv = {
+        "build": ["build", str(orders)],
+        "check": ["check", str(orders)],
+        "verify": ["verify", str(orders)],
+        "deploy": ["deploy", "--dry-run", str(orders)],
+        "explain": ["explain", str(orders)],
+    }[command]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert any(line.endswith(COMMIT_IN_RETRY) for line in captured.err.splitlines()), captured
+    assert captured.out == ""
