@@ -722,3 +722,108 @@ def test_a_current_runtime_is_not_made_again(
     (src / "c.pell").write_text(WITH_ERROR.format(name="gamma"), "utf-8")
     assert build_tree([src], out).runtime == "built"
     assert "gamma_nope" in (out / "pell_runtime.sql").read_text("utf-8").lower()
+
+
+# A module of realistic size (about 3 KB): each source in the tests above is under 100
+# characters, so a build that looked at only the start of a source went unnoticed.
+WAREHOUSE = """// Stock levels and reservations for the warehouse: each reservation locks the stock row,
+// refuses to go below zero with a typed error, and writes a movement for the audit trail.
+module warehouse.stock;
+
+pub record Item { sku: text, on_hand: number, reserved: number, reorder_level: number }
+pub record Movement { sku: text, quantity: number, reason: text, made_at: timestamp }
+
+pub error UnknownSku { sku: text }
+pub error NotEnoughStock { sku: text, on_hand: number, requested: number }
+pub error BadQuantity { quantity: number }
+
+// The stock row of one item, locked until the caller's transaction ends.
+fn locked_item(sku: text) -> Result<Item, UnknownSku> {
+    let found: Item = sql! {
+        select sku, on_hand, reserved, reorder_level from stock_levels where sku = :sku for update
+    }.one()?;
+    return Ok(found);
+}
+
+// Reserve `quantity` of an item for an order; the movement records why.
+@retry(n = 4, backoff = 50, jitter = 25, on = [busy, lock_timeout])
+pub fn reserve(sku: text, quantity: number, order_id: number) -> Result<number, UnknownSku | NotEnoughStock | BadQuantity> {
+    if quantity <= 0 {
+        return Err(BadQuantity { quantity: quantity });
+    }
+    let item = locked_item(sku)?;
+    let available = item.on_hand - item.reserved;
+    if available < quantity {
+        return Err(NotEnoughStock { sku: sku, on_hand: item.on_hand, requested: quantity });
+    }
+    sql! { update stock_levels set reserved = reserved + :quantity where sku = :sku };
+    sql! {
+        insert into stock_movements (sku, quantity, reason, order_id)
+        values (:sku, :quantity, 'reserve', :order_id)
+    };
+    return Ok(available - quantity);
+}
+
+// Give a reservation back when an order is cancelled.
+pub fn release(sku: text, quantity: number, order_id: number) -> Result<number, UnknownSku | BadQuantity> {
+    if quantity <= 0 {
+        return Err(BadQuantity { quantity: quantity });
+    }
+    let item = locked_item(sku)?;
+    sql! { update stock_levels set reserved = reserved - :quantity where sku = :sku };
+    sql! {
+        insert into stock_movements (sku, quantity, reason, order_id)
+        values (:sku, 0 - :quantity, 'release', :order_id)
+    };
+    return Ok(item.reserved - quantity);
+}
+
+// Goods received: on hand grows, and the receipt is a movement too.
+pub fn receive(sku: text, quantity: number) -> Result<number, UnknownSku | BadQuantity> {
+    if quantity <= 0 {
+        return Err(BadQuantity { quantity: quantity });
+    }
+    let item = locked_item(sku)?;
+    sql! { update stock_levels set on_hand = on_hand + :quantity where sku = :sku };
+    sql! {
+        insert into stock_movements (sku, quantity, reason)
+        values (:sku, :quantity, 'receive')
+    };
+    return Ok(item.on_hand + quantity);
+}
+
+// Whether an item has fallen to its reorder level (reservations count as gone).
+pub fn needs_reorder(sku: text) -> Result<bool, UnknownSku> {
+    let item = locked_item(sku)?;
+    return Ok(item.on_hand - item.reserved <= item.reorder_level);
+}
+"""
+
+
+def test_an_edit_near_the_end_of_a_large_module_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The incremental build decides on the whole source: an edit in its last lines, 2 KB and
+    more from the start, is rebuilt and reaches the output."""
+    assert len(WAREHOUSE.encode("utf-8")) > 2048
+    src, out = tmp_path / "db", tmp_path / "out"
+    src.mkdir()
+    module = src / "stock.pell"
+    module.write_text(WAREHOUSE, "utf-8")
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    first = (out / "stock.sql").read_text("utf-8")
+    assert "values (p_sku, p_quantity, 'receive');" in first
+    edited = WAREHOUSE.replace("'receive')", "'goods in')").replace(
+        "<= item.reorder_level", "< item.reorder_level"
+    )
+    assert edited[:2048] == WAREHOUSE[:2048] and edited != WAREHOUSE
+    module.write_text(edited, "utf-8")
+    capsys.readouterr()
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 1
+    assert capsys.readouterr().err.startswith(f"{out / 'stock.sql'}: stale\n")
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 1, unchanged 0, failed 0, runtime unchanged\n"
+    second = (out / "stock.sql").read_text("utf-8")
+    assert second == compile_path(module).sql
+    assert "values (p_sku, p_quantity, 'goods in');" in second
+    assert "RETURN l_item.on_hand - l_item.reserved < l_item.reorder_level;" in second
