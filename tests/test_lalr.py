@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_lexer
 from conftest import ROOT
 from fuzz_programs import generate
 from lark.exceptions import UnexpectedInput
@@ -164,3 +165,45 @@ def test_damaged_tables_fall_back_to_lark_and_are_written_again(tmp_path: Path) 
     tables.write_bytes(tables.read_bytes()[:1000])
     assert _parse_in_a_new_process(text, tmp_path) == "True [] True"
     assert _parse_in_a_new_process(text, tmp_path) == "True [] False"
+
+
+def _keyword_case_variants() -> str:
+    """A module whose fns, parameters and locals are named with each keyword of the grammar in
+    another case (`Return`, `RETURN`, `rEtUrN`): names, since Pell's keywords are lower case."""
+    grammar = (ROOT / "grammar" / "pell.lark").read_text(encoding="utf-8")
+    keywords = sorted(set(re.findall(r'"([a-z_]+)"', grammar)))
+    assert {"return", "if", "fn", "let", "while", "transaction"} <= set(keywords)
+    lines = ["module casing;", ""]
+    for word in keywords:
+        capital, upper = word.capitalize(), word.upper()
+        mixed = "".join(c.upper() if i % 2 else c for i, c in enumerate(word))
+        lines += [
+            f"fn {capital}({upper}: number) -> number {{",
+            f"    let {mixed} = {upper} + 1;",
+            f"    return {capital}({mixed});",
+            "}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def test_keywords_in_another_case_are_names_in_both_parsers() -> None:
+    """The fast path's lexer looks keywords up by their exact text: `Return` is a NAME, as in
+    lark's grammar (a lookup that ignored case would turn it into `return`, and the fast path
+    would reject or misread the module)."""
+    text = _keyword_case_variants()
+    assert compare(text, "keywords in another case")  # both parse it, to the same AST
+    fast = syntax._fast_built(text)
+    assert fast is not None  # pell.lalr parsed it itself, without falling back to lark
+    module = syntax._result(*fast)[0]
+    assert module is not None
+    names = [item.name for item in module.items if isinstance(item, ast.Fn)]
+    assert "Return" in names and "If" in names and "Fn" in names and "Transaction" in names
+    own = syntax._fast_parser()
+    assert own is not None
+    shifted = test_lexer.lalr_tokens(text, own)
+    assert shifted == test_lexer.lark_tokens(text, test_lexer.LARK)
+    assert shifted is not None
+    variants = {value for _, value, _, _ in shifted if value.lower() != value}
+    assert len(variants) > 3 * 30
+    assert all(kind == "NAME" for kind, value, _, _ in shifted if value in variants)
