@@ -377,6 +377,73 @@ def test_a_transaction_retry_refuses_to_run_inside_a_callers_transaction(dsn: st
         connection.execute("call counters.fn_increment(1, 0, NULL)")
 
 
+LEDGER = """
+module ledger;
+
+// each booking is a transaction of its own: committed before the call returns
+@retry(scope = "transaction", n = 3, backoff = 1, on = [serialization])
+pub fn book(id: number, amount: number) -> number {
+    sql! { insert into entries (id, amount) values (:id, :amount) };
+    return id;
+}
+"""
+
+LEDGER_SETUP = "create table entries (id numeric primary key, amount numeric not null);"
+
+
+def test_a_transaction_scoped_retry_commits_its_work_before_it_returns(dsn: str) -> None:
+    """The other live tests CALL in autocommit, where the server commits whatever a CALL left
+    open when it ends: a procedure that never COMMITted would pass them. Here the CALL is made
+    from a DO block that goes on after it, in the same transaction unless the procedure
+    committed: another session looks at the table while the block waits (on an advisory lock
+    that session holds), and again after the block has failed and rolled back what it had."""
+    load(dsn, LEDGER, LEDGER_SETUP)
+    lock = 24_005
+    with (
+        psycopg.connect(dsn, autocommit=True) as watcher,
+        psycopg.connect(dsn, autocommit=True) as caller,
+    ):
+        watcher.execute("select pg_advisory_lock(%s)", (lock,))
+        caller_pid = caller.info.backend_pid
+        failed: list[BaseException] = []
+
+        def call() -> None:
+            try:
+                caller.execute(
+                    "DO $$ DECLARE booked numeric; BEGIN "
+                    "CALL ledger.book(1, 250, booked); "
+                    f"PERFORM pg_advisory_lock({lock}); "
+                    "RAISE EXCEPTION 'the caller fails after the booking'; END $$"
+                )
+            except BaseException as error:
+                failed.append(error)
+
+        thread = threading.Thread(target=call)
+        thread.start()
+        try:
+            # the DO block has returned from the CALL once it waits for the watcher's lock
+            waiting = False
+            for _ in range(500):
+                row = watcher.execute(
+                    "select count(*) from pg_locks where locktype = 'advisory' "
+                    "and pid = %s and not granted",
+                    (caller_pid,),
+                ).fetchone()
+                if row is not None and row[0] > 0:
+                    waiting = True
+                    break
+                thread.join(0.01)
+            assert waiting, f"the DO block never reached its wait: {failed}"
+            seen = watcher.execute("select id, amount from entries").fetchall()
+        finally:
+            watcher.execute("select pg_advisory_unlock(%s)", (lock,))
+            thread.join()
+        assert seen == [(1, 250)], "another session must see the booking once the CALL returned"
+        assert len(failed) == 1 and "the caller fails after the booking" in str(failed[0])
+        # the block's failure rolled back what came after the procedure's COMMIT, not the booking
+        assert watcher.execute("select id, amount from entries").fetchall() == [(1, 250)]
+
+
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.pell"))
 
 
