@@ -25,21 +25,45 @@ TRANSACTION_SAVEPOINT = "pell_transaction"  # of a `transaction { }` block
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.
 RESERVED_LOCALS = frozenset({ATTEMPT_VARIABLE})
 
-# Oracle SQL and PL/SQL reserved words (V$RESERVED_WORDS with RESERVED = 'Y', and the PL/SQL
-# reserved words). Pell names that are one of these and reach PL/SQL without a prefix of their
-# own (record fields, fns, packages) get one.
+# Oracle's reserved words: no Pell name that reaches PL/SQL without a prefix of its own
+# (record fields, fns, packages) may be one; those get a prefix. The union of
+# - the PL/SQL reserved words: PL/SQL Language Reference, appendix D "PL/SQL Reserved Words
+#   and Keywords", Table D-1 "PL/SQL Reserved Words" (the same table in 11.2, 12.2 and 18);
+# - the Oracle SQL reserved words: SQL Language Reference, appendix "Oracle SQL Reserved Words
+#   and Keywords", section "Oracle SQL Reserved Words" ("You cannot use Oracle SQL reserved
+#   words as nonquoted identifiers"). COLUMN_VALUE and NESTED_TABLE_ID are reserved there as
+#   attribute names only (its note 1): a record's fields are the attributes of a @pipelined
+#   fn's row type. PRIVILEGES, in the 11.2 list, is kept though later lists leave it out.
+# tests/test_reserved_words.py pins this table against both lists, typed from the documents.
 ORACLE_RESERVED = frozenset(
     """
     access add all alter and any as asc at audit begin between by case char check cluster
-    clusters colauth column columns comment compress connect crash create current cursor date
-    decimal declare default delete desc distinct drop else end exception exclusive exists fetch
-    file float for from function goto grant group having identified if immediate in increment
-    index indexes initial insert integer intersect into is level like lock long maxextents minus
-    mlslabel mode modify noaudit nocompress not nowait null number of offline on online option or
-    order overlaps pctfree prior procedure public raw rename resource revoke row rowid rownum rows
-    select session set share size smallint sql start subtype successful synonym sysdate tabauth
-    table then to trigger type uid union unique update user validate values varchar varchar2 view
-    views when whenever where with
+    clusters colauth column column_value columns comment compress connect crash create current
+    cursor date decimal declare default delete desc distinct drop else end exception exclusive
+    exists fetch file float for from function goto grant group having identified if immediate
+    in increment index indexes initial insert integer intersect into is level like lock long
+    maxextents minus mlslabel mode modify nested_table_id noaudit nocompress not nowait null
+    number of offline on online option or order overlaps pctfree prior privileges procedure
+    public raw rename resource revoke row rowid rownum rows select session set share size
+    smallint sql start subtype successful synonym sysdate tabauth table then to trigger type
+    uid union unique update user validate values varchar varchar2 view views when whenever
+    where with
+    """.split()
+)
+
+# Words that begin a PL/SQL statement (PL/SQL Language Reference, "PL/SQL Language Elements":
+# the CLOSE, CONTINUE, EXECUTE IMMEDIATE, EXIT, FORALL, basic LOOP, OPEN, PIPE ROW, RAISE,
+# RETURN and WHILE LOOP statements, and ELSIF inside an IF; "Static SQL": COMMIT, MERGE,
+# ROLLBACK, SAVEPOINT) that are not reserved words (none is in Table D-1 or the SQL list).
+# A call of a fn is a statement, and so is a call into a package without a schema: a fn or
+# such a package of one of these names would be called as the statement itself. `return(1);`,
+# a call of a procedure `return`, is the RETURN statement `RETURN [ expression ] ;` (RETURN
+# Statement), which ends the calling fn; `commit;` is a COMMIT. Such fn and package names get
+# a prefix for these too.
+STATEMENT_KEYWORDS = frozenset(
+    """
+    close commit continue elsif execute exit forall loop merge open pipe raise return rollback
+    savepoint while
     """.split()
 )
 
@@ -50,11 +74,17 @@ MAX_IDENTIFIER_BYTES = {"23ai": 128, "19c": 128, "12.2": 30, "postgres": 63}
 TARGETS = tuple(MAX_IDENTIFIER_BYTES)
 
 
-def _unreserved(name: str, prefix: str) -> str:
+def _unreserved(name: str, prefix: str, begins_statements: bool = False) -> str:
     """`name` lowered, prefixed where Oracle would refuse it bare: a reserved word, or a name
-    that does not start with a letter (Pell allows `_x`; Oracle names start with a letter)."""
+    that does not start with a letter (Pell allows `_x`; Oracle names start with a letter).
+    A name that begins call statements (`begins_statements`: a fn's, a package's) is prefixed
+    when it is a STATEMENT_KEYWORDS word too."""
     lowered = name.lower()
-    if lowered in ORACLE_RESERVED or not lowered[:1].isalpha():
+    if (
+        lowered in ORACLE_RESERVED
+        or not lowered[:1].isalpha()
+        or (begins_statements and lowered in STATEMENT_KEYWORDS)
+    ):
         return f"{prefix}{lowered}"
     return lowered
 
@@ -101,12 +131,13 @@ def field_name(name: str) -> str:
 
 
 def fn_name(name: str) -> str:
-    """A fn: `delete` is reserved, so it becomes `fn_delete`; so does `pell_is_panic`, since
+    """A fn: `delete` is reserved, so it becomes `fn_delete` (`return`, which begins a
+    statement, `fn_return`); so does `pell_is_panic`, since
     the lowering's own subprograms (pell_is_panic, pell_finally) are named `pell_...`."""
     lowered = name.lower()
     if lowered.startswith(_LOWERING_PREFIX):
         return f"fn_{lowered}"
-    return _unreserved(name, "fn_")
+    return _unreserved(name, "fn_", begins_statements=True)
 
 
 def unique(name: str, taken: set[str]) -> str:
@@ -128,9 +159,9 @@ def package_name(
     schema = module_path[0].lower() if len(module_path) > 1 else None
     if chosen is not None:
         return schema, chosen.lower()
-    if len(module_path) == 1:
-        return None, _unreserved(module_path[0], "pkg_")
-    return schema, _unreserved("_".join(module_path[1:]), "pkg_")
+    if len(module_path) == 1:  # called as `pkg.fn(...)`: the package's name begins a statement
+        return None, _unreserved(module_path[0], "pkg_", begins_statements=True)
+    return schema, _unreserved("_".join(module_path[1:]), "pkg_")  # `schema.pkg.fn(...)`
 
 
 def module_package(module: ast.Module) -> tuple[str | None, str]:

@@ -10,7 +10,7 @@ CREATE OR REPLACE PACKAGE bank.accounts AS
   );
   FUNCTION load(p_id IN NUMBER) RETURN t_account;
   FUNCTION withdraw(p_id IN NUMBER, p_amount IN NUMBER) RETURN NUMBER;
-  PROCEDURE close(p_id IN NUMBER);
+  PROCEDURE fn_close(p_id IN NUMBER);
 END accounts;
 /
 
@@ -46,7 +46,7 @@ CREATE OR REPLACE PACKAGE BODY bank.accounts AS
     RETURN l_a.balance - p_amount;
   END withdraw;
 
-  PROCEDURE close(p_id IN NUMBER) IS
+  PROCEDURE fn_close(p_id IN NUMBER) IS
     l_owner VARCHAR2(32767);
   BEGIN
     BEGIN
@@ -57,6 +57,6 @@ CREATE OR REPLACE PACKAGE BODY bank.accounts AS
     END;
     delete from accounts where id = p_id;
     RETURN;
-  END close;
+  END fn_close;
 END accounts;
 /
