@@ -8,7 +8,7 @@ from typing import Any
 from pell import naming
 from pell.checker.model import CheckedModule, FnInfo
 from pell.diagnostics import SourceFile
-from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY
+from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE
 from pell.records import record
 from pell.retry import (
     ISOLATION_LEVELS,
@@ -43,8 +43,9 @@ class RetryExplanation:
             return self._postgres_retries_on(module)
         if not self.policy.on:
             return [
-                "every error except the never-retry set: @panic errors (-20399 .. -20300) and "
-                f"{len(NEVER_RETRY)} Oracle codes (pell_is_panic)"
+                "every error except the never-retry set: @panic errors "
+                f"({PANIC_RANGE[0]} .. {PANIC_RANGE[1]}) and {len(NEVER_RETRY)} Oracle codes "
+                "(pell_is_panic)"
             ]
         described = []
         for name in self.policy.on:

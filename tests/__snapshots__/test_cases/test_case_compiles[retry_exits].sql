@@ -31,10 +31,14 @@ CREATE OR REPLACE PACKAGE BODY exits AS
         -6531,   -- COLLECTION_IS_NULL: programming error: an uninitialised collection
         -6532,   -- SUBSCRIPT_OUTSIDE_LIMIT: programming error: an index outside the collection's limit
         -6533,   -- SUBSCRIPT_BEYOND_COUNT: programming error: an index past the collection's count
+        -1426,   -- numeric overflow: programming error: a calculation overflows its type (a PLS_INTEGER, say)
+        -6503,   -- function returned without value: programming error: a function ended without RETURN
+        1,       -- user-defined exception: decision: a PL/SQL exception raised with no error code
         -4068,   -- package state discarded: broken state: the package was recompiled under the session
         -4061,   -- package state invalidated: broken state: the existing package state is invalid
         -4065,   -- not executed, altered or dropped: broken state: a stored procedure changed
         -6508,   -- program unit not found: broken state: a called program unit is missing
+        -4063,   -- object has errors: broken state: a called unit or view does not compile
         -600,    -- internal error: crash: Oracle internal error
         -7445,   -- exception encountered: core dump: crash: Oracle process failure
         -1,      -- DUP_VAL_ON_INDEX: constraint: unique constraint violated
