@@ -110,6 +110,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "a commit, rollback, DDL or nested transaction inside a `transaction { }` block",
     ),
+    "parse-may-commit": (
+        Severity.WARNING,
+        "DBMS_SQL.PARSE of a text pellc cannot read in a retried body or `transaction { }` block",
+    ),
     "retry-recursion": (Severity.ERROR, "a savepoint-scoped retried fn that can call itself"),
     "retry-own-error": (Severity.WARNING, "a retry policy that retries the fn's own Pell errors"),
     "side-effect-in-retry": (

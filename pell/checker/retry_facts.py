@@ -17,20 +17,119 @@ from pell.checker.model import CheckedModule
 from pell.records import record
 from pell.sqltokens import Token, TokenType
 
-# Oracle-supplied procedures that commit the caller's transaction, for packages pellc has no
-# stub of (a stubbed package's `@commits` marks decide for it: pell/stubs, docs/stubs.md), as
-# `package.procedure` patterns, with the reason. Documented: DDL commits before and after it
-# runs (SQL Language Reference, SET TRANSACTION), and DBMS_DDL's ALTER_COMPILE and
-# ANALYZE_OBJECT "commit the current transaction, perform the operation, and then commit
-# again" (Supplied PL/SQL Packages, DBMS_DDL). Observed, not in Oracle's reference:
-# DBMS_MVIEW refreshes commit. docs/retry.md prints this table.
-COMMITTING_CALLS: tuple[tuple[str, str], ...] = (
-    ("dbms_ddl.alter_compile", "documented to commit before and after"),
-    ("dbms_ddl.analyze_object", "documented to commit before and after"),
-    ("dbms_mview.refresh*", "a materialized view refresh commits (observed)"),
-    ("dbms_redefinition.*", "online redefinition runs DDL, which commits"),
-    ("dbms_aqadm.create_*", "creates queue objects (DDL), which commits"),
-    ("dbms_aqadm.drop_*", "drops queue objects (DDL), which commits"),
+# The Oracle-supplied procedures that commit the caller's transaction: the one table pellc
+# reads for a Pell call (`dbms_stats::gather_table_stats(...)`), for a call in a PL/SQL block
+# of `sql! { begin ... end; }` and for one in the literal text EXECUTE IMMEDIATE runs. Each
+# row: a `package.procedure` pattern (fnmatch, lower case), why (as messages say it), and the
+# source (documented, inferred or only observed). docs/retry.md prints this table.
+COMMITTING_CALLS: tuple[tuple[str, str, str], ...] = (
+    (
+        "dbms_ddl.alter_compile",
+        "documented to commit before and after",
+        'documented: "The ALTER_COMPILE procedure commits the current transaction, performs '
+        'the operation, and then commits again" (PL/SQL Packages and Types Reference 23ai, '
+        "DBMS_DDL, Operational Notes)",
+    ),
+    (
+        "dbms_ddl.analyze_object",
+        "documented to commit before and after",
+        'documented: "The ALTER_COMPILE and ANALYZE_OBJECT procedures commit the current '
+        'transaction, perform the operation, and then commit again" (Supplied PL/SQL Packages '
+        "Reference 8.1.6 and 9i, DBMS_DDL)",
+    ),
+    (
+        "dbms_ddl.create_wrapped",
+        "runs a CREATE OR REPLACE (DDL), which commits",
+        'documented: it "generates a CREATE OR REPLACE statement ... and executes the generated '
+        'statement" (PL/SQL Packages and Types Reference 23ai, DBMS_DDL); DDL commits before '
+        "and after (SQL Language Reference, SET TRANSACTION)",
+    ),
+    *(
+        (
+            f"dbms_stats.{family}",
+            "commits before and after its work (documented)",
+            'documented: "Most of the procedures in this package commit the current '
+            'transaction, perform the operation, and then commit again" (Supplied PL/SQL '
+            "Packages and Types Reference 9i, DBMS_STATS); Oracle's spec dbmsstat.sql (11.2) "
+            "names them: set_*, delete_*, export_*, import_*, gather_* and *_stat_table",
+        )
+        for family in ("gather_*", "delete_*", "set_*", "export_*", "import_*", "*_stat_table")
+    ),
+    *(
+        (
+            f"dbms_stats.{family}",
+            "commits (observed)",
+            "observed: they change the statistics lock in the dictionary; the spec's sentence "
+            "on commits does not list lock_* / unlock_* (docs/stubs.md)",
+        )
+        for family in ("lock_*", "unlock_*")
+    ),
+    (
+        "dbms_utility.exec_ddl_statement",
+        "runs DDL, which commits (documented)",
+        'documented: it "executes the DDL statement in parse_string" (Supplied PL/SQL Packages '
+        "and Types Reference 9i, DBMS_UTILITY); DDL commits before and after (SQL Language "
+        "Reference, SET TRANSACTION)",
+    ),
+    (
+        "dbms_utility.compile_schema",
+        "runs ALTER ... COMPILE (DDL), which commits (observed)",
+        "observed: it issues ALTER ... COMPILE for each object; no Oracle sentence found "
+        "(docs/stubs.md)",
+    ),
+    (
+        "dbms_lock.allocate_unique",
+        "commits (documented)",
+        'documented: "ALLOCATE_UNIQUE performs a commit" (Supplied PL/SQL Packages and Types '
+        "Reference 9i, DBMS_LOCK); Oracle's spec dbmslock.sql (11.2): \"Allocate_unique "
+        'performs a commit."',
+    ),
+    *(
+        (
+            f"dbms_scheduler.{name}",
+            "changes a scheduler object, which commits (observed)",
+            "observed: no transaction is open after the call (public reports, docs/stubs.md); "
+            "no Oracle sentence found",
+        )
+        for name in (
+            "create_job",
+            "drop_job",
+            "stop_job",
+            "enable",
+            "disable",
+            "set_attribute",
+            "set_attribute_null",
+        )
+    ),
+    *(
+        (
+            f"{package}.refresh*",
+            "a materialized view refresh commits (observed)",
+            "observed: a refresh stays committed after the caller's rollback (renenyffenegger.ch, "
+            '"Oracle: DBMS_MVIEW.REFRESH", "Calling refresh commits the current transaction"); '
+            "not stated in Oracle's reference. DBMS_MVIEW is a synonym of DBMS_SNAPSHOT",
+        )
+        for package in ("dbms_mview", "dbms_snapshot")
+    ),
+    (
+        "dbms_redefinition.*",
+        "online redefinition runs DDL, which commits (inferred)",
+        "inferred: online redefinition builds and swaps tables with materialized views "
+        "(PL/SQL Packages and Types Reference, DBMS_REDEFINITION, Overview), which is DDL; no "
+        "Oracle sentence on its commits found",
+    ),
+    *(
+        (
+            f"dbms_aqadm.{family}",
+            "creates or drops queue objects, committing first (documented)",
+            'documented: auto_commit TRUE, the default, "Causes the current transaction, if any, '
+            'to commit before the DROP_QUEUE operation is carried out" (Supplied PL/SQL Packages '
+            "and Types Reference 9i, DBMS_AQADM, DROP_QUEUE; the same for DROP_QUEUE_TABLE, and "
+            "CREATE_QUEUE takes the same auto_commit DEFAULT TRUE); the parameter is marked "
+            "deprecated there",
+        )
+        for family in ("create_*", "drop_*")
+    ),
 )
 
 # Statements that end the transaction (DDL commits implicitly), destroying the savepoint.
@@ -43,14 +142,13 @@ FnKey = tuple[str, str]  # (dotted module name, fn name)
 
 
 def committing_call(path: tuple[str, ...]) -> str | None:
-    """Why a call to the Oracle procedure `path` commits, or None if it is not known to."""
-    from pell.checker.stubs import shipped_marks, shipped_stub
-
-    if len(path) == 2 and shipped_stub(path[0]):
-        return shipped_marks(path[0], path[1])[0]
+    """Why a call to the Oracle procedure `path` (`package.procedure`, any case) commits, or
+    None if it is not known to."""
+    if len(path) != 2:
+        return None
     name = ".".join(part.lower() for part in path)
     return next(
-        (why for pattern, why in COMMITTING_CALLS if fnmatch.fnmatchcase(name, pattern)), None
+        (why for pattern, why, _ in COMMITTING_CALLS if fnmatch.fnmatchcase(name, pattern)), None
     )
 
 
@@ -61,7 +159,9 @@ def committing_call(path: tuple[str, ...]) -> str | None:
 class Effect:
     """What a fn body does that the checks care about."""
 
-    kind: str  # "commit": ends the transaction itself; "transaction": a block; "call"
+    # "commit": ends the transaction itself; "transaction": a block; "call"; "parse": a
+    # DBMS_SQL.PARSE of a text pellc cannot read, which commits if it is DDL
+    kind: str
     span: ast.Span
     what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
     callee: tuple[str, ...] = ()  # a call's path, as written
@@ -191,45 +291,170 @@ _LITERALS = frozenset(
 )
 
 
-def _immediate_literal(following: tuple[Token, ...]) -> str | None:
-    """The SQL text of `EXECUTE IMMEDIATE '<text>'`, from the tokens after EXECUTE; None when
-    it is not a literal."""
-    if (
-        len(following) == 2
-        and following[0].text.lower() == "immediate"
-        and following[1].token_type in _LITERALS
+def _literal_at(tokens: tuple[Token, ...], index: int) -> str | None:
+    """The text of the string literal at `index` when it is the whole argument, not the start
+    of a concatenation (`'drop table ' || l_name`): the SQL that EXECUTE IMMEDIATE or
+    DBMS_SQL.PARSE runs; None when it is not such a literal."""
+    if index >= len(tokens) or tokens[index].token_type not in _LITERALS:
+        return None
+    if index + 1 < len(tokens) and tokens[index + 1].text == "||":
+        return None
+    return tokens[index].text
+
+
+def _dynamic_effects(text: str) -> tuple[str | None, str | None]:
+    """What the SQL text that EXECUTE IMMEDIATE or DBMS_SQL.PARSE runs does to the transaction:
+    (how it ends it, or None; a DBMS_SQL.PARSE of a text pellc cannot read in it, or None)."""
+    try:
+        tokens = sqltext.tokenize(text)
+    except sqltext.SqlTextError:
+        return _ends_transaction(text.lower().split()), None
+    if not tokens:
+        return None, None
+    if tokens[0].text.lower() in ("begin", "declare"):
+        return _block_effects(tokens)
+    return _ends_transaction([token.text.lower() for token in tokens]), None
+
+
+def _dotted_name(tokens: tuple[Token, ...], index: int) -> tuple[str, ...]:
+    """The parts of the dotted name that starts at `index` (`pkg.proc`, `schema.pkg.proc`)."""
+    parts = [tokens[index].text]
+    index += 1
+    while (
+        index + 1 < len(tokens)
+        and tokens[index].token_type == TokenType.DOT
+        and tokens[index + 1].token_type in _NAMES
     ):
-        return following[1].text
-    return None
+        parts.append(tokens[index + 1].text)
+        index += 2
+    return tuple(parts)
+
+
+def _arguments(tokens: tuple[Token, ...], index: int) -> list[tuple[Token, ...]]:
+    """The arguments of the call whose `(` is at `index`, each as its tokens (none when there
+    is no `(`)."""
+    if index >= len(tokens) or tokens[index].token_type != TokenType.L_PAREN:
+        return []
+    arguments: list[tuple[Token, ...]] = []
+    depth, start = 0, index + 1
+    for position in range(index, len(tokens)):
+        kind = tokens[position].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                arguments.append(tokens[start:position])
+                break
+        elif kind == TokenType.COMMA and depth == 1:
+            arguments.append(tokens[start:position])
+            start = position + 1
+    return arguments
+
+
+def _parse_statement(arguments: list[tuple[Token, ...]]) -> tuple[Token, ...] | None:
+    """DBMS_SQL.PARSE's `statement` argument, by name (`statement => ...`) or position."""
+    positional = []
+    for argument in arguments:
+        if len(argument) < 2 or argument[1].text != "=>":
+            positional.append(argument)
+        elif argument[0].text.lower() == "statement":
+            return argument[2:]
+    return positional[1] if len(positional) > 1 else None
+
+
+PARSE = ("dbms_sql", "parse")  # runs DDL when it parses it (see `_parse_effects`)
+
+
+def _parse_effects(statement: str | None, call: str) -> tuple[str | None, str | None]:
+    """DBMS_SQL.PARSE of `statement` (its literal text; None: not a literal): "DDL statements
+    are run immediately when parsed" (Supplied PL/SQL Packages and Types Reference 9i,
+    DBMS_SQL, PARSE Procedure), and DDL commits. (how it ends the transaction, or None; the
+    risk of a text pellc cannot read, or None)."""
+    if statement is None:
+        return None, f"`{call}` of a text pellc cannot read"
+    what, risk = _dynamic_effects(statement)
+    return (f"`{call}` of {what}" if what else None), risk
+
+
+def _block_effects(tokens: tuple[Token, ...]) -> tuple[str | None, str | None]:
+    """How an anonymous PL/SQL block ends the transaction: a COMMIT or ROLLBACK in it, a call of
+    an Oracle procedure that commits (COMMITTING_CALLS, `pkg.proc` or `schema.pkg.proc`, any
+    case), or dynamic SQL that runs DDL (or that pellc cannot read, and so cannot clear); and,
+    apart, a DBMS_SQL.PARSE of a text pellc cannot read, which may be DDL."""
+    words = [token.text.lower() for token in tokens]
+    risk: str | None = None
+    for index, word in enumerate(words):
+        if tokens[index].token_type not in _NAMES:
+            continue  # a string's text is no statement: put_line('commit')
+        after_dot = index > 0 and tokens[index - 1].token_type == TokenType.DOT
+        if word in ("commit", "rollback"):
+            what = _ends_transaction(words[index:])
+            if what is not None:
+                return f"{what} in a PL/SQL block", risk
+        elif word == "execute" and not after_dot and words[index + 1 : index + 2] == ["immediate"]:
+            literal = _literal_at(tokens, index + 2)
+            if literal is None:
+                return f"EXECUTE IMMEDIATE of {UNREADABLE}", risk
+            what, inner = _dynamic_effects(literal)
+            if what is not None:
+                return f"EXECUTE IMMEDIATE of {what}", risk
+            risk = risk or inner
+        elif not after_dot:
+            written = _dotted_name(tokens, index)
+            path = written[1:] if len(written) == 3 else written  # schema.package.procedure
+            name = ".".join(written)
+            why = committing_call(path)
+            if why is not None:
+                return f"`{name}` in a PL/SQL block ({why})", risk
+            if tuple(part.lower() for part in path) == PARSE:
+                arguments = _arguments(tokens, index + 2 * len(written) - 1)
+                statement = _parse_statement(arguments)
+                literal = _literal_at(statement, 0) if statement and len(statement) == 1 else None
+                what, inner = _parse_effects(literal, name)
+                if what is not None:
+                    return f"{what} in a PL/SQL block", risk
+                risk = risk or (f"{inner} in a PL/SQL block" if inner else None)
+    return None, risk
+
+
+_NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})  # a word or a "quoted" name
+UNREADABLE = "SQL pellc cannot read (it may be DDL, which commits)"
 
 
 def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
     first = tokens[0].text.lower()
     if first not in ENDS_TRANSACTION and first not in ("begin", "declare"):
         return None  # most statements (SELECT, DML): no need to lowercase every word
-    words = [token.text.lower() for token in tokens]
-    if words[0] not in ("begin", "declare"):
-        what = _ends_transaction(words)
+    if first not in ("begin", "declare"):
+        what = _ends_transaction([token.text.lower() for token in tokens])
         return Effect("commit", block.span, what) if what is not None else None
-    # An anonymous PL/SQL block: any COMMIT or ROLLBACK in it, or dynamic SQL that runs DDL
-    # (or that pellc cannot read, and so cannot clear).
-    for index, word in enumerate(words):
-        if word in ("commit", "rollback"):
-            what = _ends_transaction(words[index:])
-            if what is not None:
-                return Effect("commit", block.span, f"{what} in a PL/SQL block")
-        elif word == "execute" and (index == 0 or words[index - 1] != "."):
-            literal = _immediate_literal(tokens[index + 1 : index + 3])
-            if literal is None:
-                return Effect(
-                    "commit",
-                    block.span,
-                    "EXECUTE IMMEDIATE of SQL pellc cannot read (it may be DDL, which commits)",
-                )
-            what = _ends_transaction(literal.lower().split())
-            if what is not None:
-                return Effect("commit", block.span, f"EXECUTE IMMEDIATE of {what}")
-    return None
+    what, risk = _block_effects(tokens)
+    if what is not None:
+        return Effect("commit", block.span, what)
+    return Effect("parse", block.span, risk) if risk is not None else None
+
+
+def call_effect(call: ast.Call) -> Effect:
+    """A Pell call's effect: a commit when it calls an Oracle procedure that commits (or
+    DBMS_SQL.PARSE of literal DDL); `parse` for DBMS_SQL.PARSE of a text pellc cannot read;
+    else a call, for the call graph to resolve."""
+    path, written = call.callee.path, call.callee.text
+    why = committing_call(path)
+    if why is not None:
+        return Effect("commit", call.span, f"`{written}` ({why})")
+    if tuple(part.lower() for part in path) == PARSE:
+        named = [k.value for k in call.keywords if k.name.lower() == "statement"]
+        statement = named[0] if named else call.args[1] if len(call.args) > 1 else None
+        literal = None
+        if isinstance(statement, ast.StringLit) and all(type(p) is str for p in statement.parts):
+            literal = "".join(str(p) for p in statement.parts)  # no `{...}` in it
+        what, risk = _parse_effects(literal, written)
+        if what is not None:
+            return Effect("commit", call.span, what)
+        if risk is not None:
+            return Effect("parse", call.span, risk)
+    return Effect("call", call.span, f"`{written}`", path)
 
 
 def ends_transaction(block: ast.SqlBlock) -> str | None:
@@ -237,7 +462,7 @@ def ends_transaction(block: ast.SqlBlock) -> str | None:
     IMMEDIATE of ...`), or None: what the retry checks and the verifier's model both read."""
     tokens = tokens_of(block)
     effect = _sql_effect(block, tokens) if tokens else None
-    return effect.what if effect is not None else None
+    return effect.what if effect is not None and effect.kind == "commit" else None
 
 
 def _walk_body(
@@ -264,12 +489,7 @@ def _walk_body(
             if effect is not None:
                 effects.append(effect)
         elif isinstance(node, ast.Call):
-            path = node.callee.path
-            why = committing_call(path) if len(path) > 1 else None
-            if why is not None:
-                effects.append(Effect("commit", node.span, f"`{node.callee.text}` ({why})"))
-            else:
-                effects.append(Effect("call", node.span, f"`{node.callee.text}`", path))
+            effects.append(call_effect(node))
         elif isinstance(node, ast.Wrap) and node.kind == "Err" and node.value is not None:
             value = node.value
             if isinstance(value, ast.RecordLit):
@@ -363,15 +583,23 @@ class RetryGraph:
         # fn -> an @autonomous fn it is or calls; fn -> a savepoint-retried fn it is or calls
         self.autonomous = self._reaching(lambda fn: fn.autonomous)
         self.retried = self._reaching(lambda fn: fn.retry_scope == "savepoint")
+        # fn -> a fn it is or calls that runs DBMS_SQL.PARSE of a text pellc cannot read, in the
+        # caller's transaction (an @autonomous fn's DDL commits its own)
+        self.parses = self._reaching(
+            lambda fn: not fn.autonomous and any(e.kind == "parse" for e in fn.effects),
+            through_autonomous=False,
+        )
 
-    def _reaching(self, is_target: Callable[[FnFacts], bool]) -> dict[FnKey, FnKey]:
+    def _reaching(
+        self, is_target: Callable[[FnFacts], bool], through_autonomous: bool = True
+    ) -> dict[FnKey, FnKey]:
         """Every fn that is a target or calls one, through any depth: fn -> a target it reaches."""
         found = {key: key for key in self.calls if is_target(self.fn(key))}
         queue = list(found)
         while queue:
             callee = queue.pop()
             for caller, _ in self.callers.get(callee, []):
-                if caller not in found:
+                if caller not in found and (through_autonomous or not self.fn(caller).autonomous):
                     found[caller] = found[callee]
                     queue.append(caller)
         return found

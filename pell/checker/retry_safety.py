@@ -200,7 +200,48 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                     block_notes,
                 )
             )
-    return diagnostics
+    return diagnostics + _parse_risks(graph, module, name_of)
+
+
+def _parse_risks(
+    graph: RetryGraph, module: str, name_of: Callable[[FnKey], str]
+) -> list[Diagnostic]:
+    """`parse-may-commit`: DBMS_SQL.PARSE of a text pellc cannot read, in a retried body or a
+    `transaction { }` block, or in a fn called there. "DDL statements are run immediately when
+    parsed" (Supplied PL/SQL Packages and Types Reference 9i, DBMS_SQL, PARSE Procedure), and
+    DDL commits: a warning, as the text may as well be a query or DML."""
+    found: list[Diagnostic] = []
+    for fn in graph.modules[module].fns.values():
+        calls = {id(effect): callee for effect, callee in graph.calls[(module, fn.name)]}
+        for effect in fn.effects:
+            if effect.in_transaction is not None:
+                scope, keeps = "a `transaction { }` block", "the block"
+                note = Note("the `transaction { }` block is here", effect.in_transaction)
+            elif fn.retry_scope is not None and fn.retry_span is not None:
+                scope, keeps = f"retried fn `{fn.name}`", "the retry"
+                note = Note(f"`{fn.name}` is retried here", fn.retry_span)
+            else:
+                continue
+            callee = calls.get(id(effect))
+            if effect.kind == "parse":
+                what = effect.what
+            elif callee is not None and callee in graph.parses:
+                parser = graph.parses[callee]
+                via = "" if parser == callee else f", through {name_of(parser)}"
+                what = f"{name_of(callee)} runs DBMS_SQL.PARSE of a text pellc cannot read{via}"
+            else:
+                continue
+            found.append(
+                Diagnostic.of(
+                    "parse-may-commit",
+                    f"{what} inside {scope}: if the text is DDL, DBMS_SQL runs it as it "
+                    f"parses it, and DDL commits the transaction {keeps} must keep open",
+                    effect.span,
+                    ("parse only queries and DML here; run DDL before or after it",),
+                    (note,),
+                )
+            )
+    return found
 
 
 def _repeated_by_attempts(

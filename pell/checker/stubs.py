@@ -1,10 +1,11 @@
 """`@stub` modules: the signatures of an Oracle package, and what its procedures do to the
 caller's transaction.
 
-A stub declares records and bodiless `pub fn`s. Two marks feed the retry-safety checks:
-`@commits("why")` on a procedure that commits the caller's transaction, and
-`@irreversible("why")` on one (or, before `module`, on every one) whose effect a rollback
-cannot undo and a retry would repeat. pellc ships stubs in `pell/stubs/` (docs/stubs.md).
+A stub declares records and bodiless `pub fn`s, with two marks: `@commits("why")` on a
+procedure that commits the caller's transaction, and `@irreversible("why")` on one (or, before
+`module`, on every one) whose effect a rollback cannot undo and a retry would repeat. pellc
+ships stubs in `pell/stubs/` (docs/stubs.md); they carry no `@commits`: which Oracle procedures
+commit is one table, `retry_facts.COMMITTING_CALLS`, read for Pell calls and PL/SQL blocks alike.
 """
 
 from __future__ import annotations
