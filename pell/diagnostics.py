@@ -115,6 +115,14 @@ CODES: dict[str, tuple[Severity, str]] = {
         "DBMS_SQL.PARSE of a text pellc cannot read in a retried body or `transaction { }` block",
     ),
     "retry-recursion": (Severity.ERROR, "a savepoint-scoped retried fn that can call itself"),
+    "transaction-already-open": (
+        Severity.ERROR,
+        "a transaction-scoped retried fn called where a transaction is certainly open",
+    ),
+    "transaction-in-sql": (
+        Severity.ERROR,
+        "a SQL statement calling a Pell fn that retries or commits",
+    ),
     "retry-own-error": (Severity.WARNING, "a retry policy that retries the fn's own Pell errors"),
     "side-effect-in-retry": (
         Severity.WARNING,

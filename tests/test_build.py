@@ -259,6 +259,32 @@ def test_retry_recursion_across_modules_is_an_error(tmp_path: Path) -> None:
     assert result.failed
 
 
+def test_retry_facts_in_an_older_layout_recompile_the_module(tmp_path: Path) -> None:
+    """Facts written before fns recorded their `finally` (and calls the DML before them) are
+    not read as today's: the module is compiled again, and its `finally` seen."""
+    src, out = _bank(tmp_path, "    sql! { update l set n = 1 where id = :id };\n"), tmp_path / "out"
+    ledger = (src / "ledger.pell").read_text("utf-8").rstrip("\n")
+    (src / "ledger.pell").write_text(ledger + " finally {\n    sql! { commit };\n}\n", "utf-8")
+    first = build_tree([src], out)
+    assert {o.unit.path.name: o.status for o in first.outcomes} == {
+        "ledger.pell": "built",
+        "payments.pell": "failed",
+    }
+    manifest = json.loads((out / pell.build.MANIFEST).read_text("utf-8"))
+    facts = manifest["modules"]["ledger.sql"]["retry_facts"]
+    # the layout before: no finally span per fn, no `opened_by` per effect
+    facts["fns"] = [
+        [*fn[:6], [effect[:6] for effect in fn[6]], *fn[7:9]] for fn in facts["fns"]
+    ]
+    (out / pell.build.MANIFEST).write_text(json.dumps(manifest), "utf-8")
+    again = build_tree([src], out)
+    assert {o.unit.path.name: o.status for o in again.outcomes} == {
+        "ledger.pell": "built",
+        "payments.pell": "failed",
+    }
+    assert "`bank.ledger::close_books` commits (COMMIT)" in again.rendered_diagnostics()
+
+
 def test_calls_into_other_modules_resolve_through_the_callers_imports(tmp_path: Path) -> None:
     """`util::f` is the `util` the caller imports: a three-part module name, and another
     module with the same last name that is not imported."""

@@ -112,6 +112,85 @@ def test_a_retried_fn_calling_another_modules_committing_fn_is_an_error(
     ), lines
 
 
+def test_another_modules_finally_is_seen_by_the_retry_checks(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `close_day` commits in its `finally` only: a retried caller in another module loses its
+    # savepoint all the same
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "a.pell").write_text(
+        "module shop::stock;\n\npub fn close_day() {\n"
+        "    sql! { update days set closed = 1 };\n} finally {\n    sql! { commit };\n}\n"
+    )
+    (tmp_path / "b.pell").write_text(
+        "module shop::orders;\n\nimport shop::stock;\n\n@retry(n = 3, on = [busy])\n"
+        "pub fn run() {\n    stock::close_day();\n}\n"
+    )
+    code, lines = _check([str(tmp_path)], capsys)
+    assert code == 1
+    assert [line for line in lines if ": error: " in line] == [
+        f"{tmp_path / 'b.pell'}:7:5: error: `shop.stock::close_day` commits (COMMIT): it ends "
+        "the transaction, and with it the retry's savepoint (ORA-01086)  [commit-in-retry]"
+    ]
+
+
+def test_another_modules_transaction_scoped_fn_after_dml_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "a.pell").write_text(
+        "module shop::payments;\n\n"
+        '@retry(n = 3, scope = "transaction", on = [deadlock])\n'
+        "pub fn charge(id: number) {\n"
+        "    sql! { update cards set charged = 1 where id = :id };\n}\n\n"
+        "pub fn charge_now(id: number) {\n    charge(id);\n}\n"
+    )
+    (tmp_path / "b.pell").write_text(
+        "module shop::orders;\n\nimport shop::payments;\n\n"
+        "pub fn place(id: number) {\n"
+        "    sql! { insert into orders (id) values (:id) };\n"
+        "    payments::charge_now(id);\n}\n"
+    )
+    code, lines = _check([str(tmp_path)], capsys)
+    assert code == 1
+    assert [line for line in lines if ": error: " in line] == [
+        f"{tmp_path / 'b.pell'}:7:5: error: `shop.payments::charge_now` calls transaction-scoped "
+        "`shop.payments::charge`, which refuses to start inside an open transaction, and the "
+        "DML before this call has opened one, so the call always raises pell_transaction_open  "
+        "[transaction-already-open]"
+    ]
+    # the build refuses it too, and writes nothing of the module
+    assert main(["build", str(tmp_path), "-d", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out" / "orders.sql").exists()
+
+
+def test_another_modules_retried_fn_called_from_sql_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "a.pell").write_text(
+        "module shop::pricing;\n\n@retry(n = 3, on = [busy])\n"
+        "pub fn price(id: number) -> number {\n"
+        "    let p: number = sql! { select price from items where id = :id }.one();\n"
+        "    return p;\n}\n"
+    )
+    (tmp_path / "b.pell").write_text(
+        "module shop::orders;\n\nimport shop::pricing;\n\n"
+        "pub fn total(id: number) -> number {\n"
+        "    let t: number = sql! { select sum(pricing.price(item_id)) from lines "
+        "where order_id = :id }.one();\n"
+        "    return t;\n}\n"
+    )
+    code, lines = _check([str(tmp_path)], capsys)
+    assert code == 1
+    assert [line for line in lines if ": error: " in line] == [
+        f"{tmp_path / 'b.pell'}:6:39: error: this SQL statement calls `shop.pricing::price`, "
+        "which is retried (@retry runs SAVEPOINT and ROLLBACK TO): a fn called from SQL may not "
+        "run SAVEPOINT, ROLLBACK or COMMIT, so Oracle raises an error when it does  "
+        "[transaction-in-sql]"
+    ]
+
+
 def test_an_unchanged_module_is_compiled_again_when_a_module_it_imports_changes(
     tmp_path: Path,
 ) -> None:

@@ -12,7 +12,7 @@ import fnmatch
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from pell import ast, records, sqltext
+from pell import ast, naming, records, sqltext
 from pell.checker.model import CheckedModule
 from pell.records import record
 from pell.sqltokens import Token, TokenType
@@ -138,6 +138,15 @@ ENDS_TRANSACTION = frozenset(
     "noaudit flashback purge".split()
 )
 
+# Statements that write rows: the first of them opens the transaction ("A transaction begins
+# with the first executable SQL statement", Oracle9i Database Concepts, 16 "Transaction
+# Management"), as in pellc verify's model (a SAVEPOINT opens none there).
+DML = frozenset({"insert", "update", "delete", "merge"})
+
+# SQL statements that may call a Pell fn by name: a fn they call may run no transaction
+# control (see `_sql_calls`).
+_SQL_STATEMENTS = DML | {"select", "with"}
+
 FnKey = tuple[str, str]  # (dotted module name, fn name)
 
 
@@ -157,33 +166,54 @@ def committing_call(path: tuple[str, ...]) -> str | None:
 
 @record
 class Effect:
-    """What a fn body does that the checks care about."""
+    """What a fn body (or its `finally`) does that the checks care about."""
 
     # "commit": ends the transaction itself; "transaction": a block; "call"; "parse": a
-    # DBMS_SQL.PARSE of a text pellc cannot read, which commits if it is DDL
+    # DBMS_SQL.PARSE of a text pellc cannot read, which commits if it is DDL; "plsql": a PL/SQL
+    # block in `sql! { }` that commits nothing pellc can see (a procedure it calls may);
+    # "sql-call": a Pell fn named in the text of a SQL statement
     kind: str
     span: ast.Span
     what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
-    callee: tuple[str, ...] = ()  # a call's path, as written
+    callee: tuple[str, ...] = ()  # a call's path, as written; a SQL call's, as Pell writes it
     in_transaction: ast.Span | None = None  # the innermost `transaction { }` around it
+    opened_by: ast.Span | None = None  # a call's: DML of this fn run before it on every path
 
     def to_json(self) -> list[object]:
-        inside = (
-            [self.in_transaction.start, self.in_transaction.end] if self.in_transaction else None
-        )
-        return [self.kind, self.span.start, self.span.end, self.what, list(self.callee), inside]
+        return [
+            self.kind,
+            self.span.start,
+            self.span.end,
+            self.what,
+            list(self.callee),
+            _span_json(self.in_transaction),
+            _span_json(self.opened_by),
+        ]
 
     @staticmethod
     def from_json(data: list[Any]) -> Effect:
-        kind, start, end, what, callee, inside = data
-        assert isinstance(callee, list) and (inside is None or isinstance(inside, list))
+        kind, start, end, what, callee, inside, opened_by = data
+        assert isinstance(callee, list)
         return Effect(
             str(kind),
             ast.Span(int(start), int(end)),
             str(what),
             tuple(str(c) for c in callee),
-            ast.Span(int(inside[0]), int(inside[1])) if inside else None,
+            _span_from_json(inside),
+            _span_from_json(opened_by),
         )
+
+
+def _span_json(span: ast.Span | None) -> list[int] | None:
+    return [span.start, span.end] if span is not None else None
+
+
+def _span_from_json(data: object) -> ast.Span | None:
+    if data is None:
+        return None
+    assert isinstance(data, list)
+    start, end = data
+    return ast.Span(int(start), int(end))
 
 
 @record
@@ -196,11 +226,12 @@ class FnFacts:
     effects: tuple[Effect, ...]
     recover: str | None = None  # the fn `recover = ...` names
     attempts: int = 0  # @retry's n; 0 when not retried
+    finally_span: ast.Span | None = None  # its `finally { }` block, if it has one
 
     def to_json(self) -> list[object]:
         """[name, start, end, retry scope, retry span or None, autonomous, effects, recover,
-        attempts]: a list, not an object, as a build's manifest holds one for every fn of the
-        project, read and written by every build."""
+        attempts, finally span or None]: a list, not an object, as a build's manifest holds
+        one for every fn of the project, read and written by every build."""
         retry_span = [self.retry_span.start, self.retry_span.end] if self.retry_span else None
         return [
             self.name,
@@ -212,22 +243,25 @@ class FnFacts:
             [e.to_json() for e in self.effects],
             self.recover,
             self.attempts,
+            _span_json(self.finally_span),
         ]
 
     @staticmethod
     def from_json(data: list[Any]) -> FnFacts:
-        name, start, end, retry, retry_span, autonomous, effects, recover, attempts = data
+        name, start, end, retry, retry_span, autonomous, effects, recover, attempts, cleanup = (
+            data
+        )
         assert isinstance(effects, list)
-        assert retry_span is None or isinstance(retry_span, list)
         return FnFacts(
             str(name),
             ast.Span(int(start), int(end)),
             None if retry is None else str(retry),
-            ast.Span(int(retry_span[0]), int(retry_span[1])) if retry_span else None,
+            _span_from_json(retry_span),
             bool(autonomous),
             tuple(Effect.from_json(e) for e in effects),
             None if recover is None else str(recover),
             int(attempts),
+            _span_from_json(cleanup),
         )
 
 
@@ -466,15 +500,22 @@ def ends_transaction(block: ast.SqlBlock) -> str | None:
 
 
 def _walk_body(
-    body: ast.Block, not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]]
+    fn: ast.Fn,
+    not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]],
+    sql_names: dict[str, tuple[str, ...]],
 ) -> tuple[list[Effect], dict[str, ast.Span]]:
-    """One pass over a fn body: its commits, `transaction { }` blocks and calls in source order,
-    each with the innermost transaction block around it; and the Pell errors it raises itself
-    (`Err(E ...)`, or `.one()?` mapped to E), each where it is first raised."""
+    """One pass over a fn's body and its `finally` (which runs on every way out: what it
+    commits or calls, the fn does): commits, `transaction { }` blocks, calls, PL/SQL blocks
+    and the Pell fns SQL statements call, in source order, each with the innermost
+    transaction block around it; and the Pell errors it raises itself (`Err(E ...)`, or
+    `.one()?` mapped to E), each where it is first raised."""
     effects: list[Effect] = []
     raised: dict[str, ast.Span] = {}
     blocks: list[ast.Span] = []
-    for node in ast.walk(body):
+    writes = False  # a DML statement: then calls may run inside a transaction it opened
+    calls: list[tuple[int, ast.Call]] = []  # each call's effect, by its index in `effects`
+    bodies = (fn.body,) if fn.finally_body is None else (fn.body, fn.finally_body)
+    for node in (node for body in bodies for node in ast.walk(body)):
         # most nodes are none of these: one type() lookup, not five isinstance calls (node
         # classes are not subclassed)
         kind = type(node)
@@ -488,8 +529,19 @@ def _walk_body(
             effect = _sql_effect(node, tokens) if tokens else None
             if effect is not None:
                 effects.append(effect)
+            elif tokens:
+                first = tokens[0].text.lower()
+                if first in ("begin", "declare"):
+                    effects.append(Effect("plsql", node.span, "a PL/SQL block"))
+                elif first in _SQL_STATEMENTS:
+                    writes = writes or first in DML
+                    if sql_names:
+                        effects += _sql_calls(node, tokens, sql_names)
         elif isinstance(node, ast.Call):
-            effects.append(call_effect(node))
+            effect = call_effect(node)
+            if effect.kind == "call":
+                calls.append((len(effects), node))
+            effects.append(effect)
         elif isinstance(node, ast.Wrap) and node.kind == "Err" and node.value is not None:
             value = node.value
             if isinstance(value, ast.RecordLit):
@@ -498,6 +550,11 @@ def _walk_body(
                 raised.setdefault(value.path[0], node.span)
         elif isinstance(node, ast.Propagate) and id(node) in not_found:
             raised.setdefault(not_found[id(node)][0], node.span)
+    if writes and calls:  # find the DML each call certainly follows
+        opened = _openers(fn)
+        for index, call in calls:
+            if id(call) in opened:
+                effects[index] = records.replace(effects[index], opened_by=opened[id(call)])
     if blocks:  # rare: find the innermost block around each effect (spans nest)
         effects = [
             records.replace(effect, in_transaction=_innermost(effect.span, blocks))
@@ -507,6 +564,135 @@ def _walk_body(
 
 
 _FACT_NODES = frozenset({ast.Transaction, ast.SqlBlock, ast.Call, ast.Wrap, ast.Propagate})
+
+
+def _dml_statement(stmt: ast.Node) -> bool:
+    """Is `stmt` a DML statement: `sql! { insert ... }`, alone or under `.returning()`,
+    `.one()` and `?`? (Pell has no way to catch its error: when it fails, nothing after it in
+    the fn body runs.)"""
+    if isinstance(stmt, ast.ExprStmt):
+        expr: ast.Node | None = stmt.expr
+    elif isinstance(stmt, (ast.Let, ast.Assign)):
+        expr = stmt.value
+    else:
+        return False
+    while isinstance(expr, (ast.MethodCall, ast.Propagate)):
+        expr = expr.target if isinstance(expr, ast.MethodCall) else expr.operand
+    if not isinstance(expr, ast.SqlBlock):
+        return False
+    tokens = tokens_of(expr)
+    return bool(tokens) and tokens[0].text.lower() in DML
+
+
+def _openers(fn: ast.Fn) -> dict[int, ast.Span]:
+    """id(call) -> the latest DML statement of `fn` that runs before the call on every path
+    to it: one earlier in the same block or in a block around it. A `finally` runs after the
+    body on every way out, error paths too: there, only the body's DML that every normal exit
+    passes counts (a top-level statement with no `return` before it), so a call of the
+    `finally` follows it whenever the fn would return normally."""
+    found: dict[int, ast.Span] = {}
+    stack: list[tuple[ast.Node, ast.Span | None]] = [(fn.body, None)]
+    if fn.finally_body is not None:
+        exit_dml = None
+        for stmt in fn.body.stmts:
+            if _dml_statement(stmt):
+                exit_dml = stmt.span
+            if any(isinstance(node, ast.Return) for node in ast.walk(stmt)):
+                break
+        stack.append((fn.finally_body, exit_dml))
+    while stack:  # no recursion: a body may nest deeper than Python's stack
+        node, opened = stack.pop()
+        if type(node) is ast.Block:
+            for stmt in node.stmts:
+                stack.append((stmt, opened))
+                if _dml_statement(stmt):
+                    opened = stmt.span
+            continue
+        if opened is not None and type(node) is ast.Call:
+            found[id(node)] = opened
+        stack.extend((child, opened) for child in ast.children(node))
+    return found
+
+
+def _sql_name(token: Token) -> str | None:
+    """A name in SQL text as Oracle resolves it: a word in lower case; a quoted identifier
+    only when it is written in upper case (`"PRICE"` is `price`); None for anything else."""
+    if token.token_type == TokenType.VAR:
+        return token.text.lower()
+    if token.token_type == TokenType.IDENTIFIER and token.text == token.text.upper():
+        return token.text.lower()
+    return None
+
+
+def _sql_calls(
+    block: ast.SqlBlock, tokens: tuple[Token, ...], sql_names: dict[str, tuple[str, ...]]
+) -> list[Effect]:
+    """The Pell fns a SQL statement names: `price(:id)` (this module's, called in its own
+    package), `shop.price(:id)` or `app.shop.price(:id)` (its package's name, with the
+    schema or not), each at the name in the text. A bare name counts only before `(`: without
+    it a column of the same name would win. Names after a dot or a colon (a column of a
+    table, a bind) are not the start of one, and neither is a table name (`insert into t (`)."""
+    found: list[Effect] = []
+    tables: set[int] | None = None
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        name = _sql_name(token)
+        after = tokens[index - 1].token_type if index else None
+        index += 1
+        if name is None or after in (TokenType.DOT, TokenType.COLON):
+            continue
+        parts, last = [name], token
+        while (
+            index + 1 < len(tokens)
+            and tokens[index].token_type == TokenType.DOT
+            and (part := _sql_name(tokens[index + 1])) is not None
+        ):
+            parts.append(part)
+            last = tokens[index + 1]
+            index += 2
+        callee = sql_names.get(".".join(parts))
+        if callee is None:
+            continue
+        called = index < len(tokens) and tokens[index].token_type == TokenType.L_PAREN
+        if len(parts) == 1 and not called:
+            continue
+        if tables is None:
+            tables = {offset for _, _, offset in sqltext.tables_named(block.text)}
+        if any(token.start <= offset <= last.end for offset in tables):
+            continue
+        span = ast.Span(block.text_start + token.start, block.text_start + last.end + 1)
+        written = block.text[token.start : last.end + 1]
+        found.append(Effect("sql-call", span, f"`{written}`", callee))
+    return found
+
+
+def _sql_names(checked: CheckedModule) -> dict[str, tuple[str, ...]]:
+    """The names by which SQL in this module's package can call a Pell fn of the project: its
+    own fns bare or with the package's name, and the fns of the modules it imports with their
+    package's name (bare too when both packages are in the same schema) -> the fn, as a call
+    written in Pell names it (`f`, or the module's path and `f`). PL/SQL names as
+    `pell.naming` gives them."""
+    schema, package = naming.module_package(checked.module)
+    names: dict[str, tuple[str, ...]] = {}
+    own = [package, f"{schema}.{package}"] if schema else [package]
+    for name in checked.fns:
+        plsql = naming.fn_name(name)
+        for prefix in ("", *(f"{p}." for p in own)):
+            names[prefix + plsql] = (name,)
+    for foreign in checked.imports.foreign.values():
+        if foreign.is_stub:
+            continue
+        other_schema, other_package = naming.module_package(foreign.module)
+        prefixes = [f"{other_schema}.{other_package}" if other_schema else other_package]
+        if other_schema is not None and other_schema == schema:
+            prefixes.append(other_package)
+        for item in foreign.module.items:
+            if isinstance(item, ast.Fn):
+                for prefix in prefixes:
+                    key = f"{prefix}.{naming.fn_name(item.name)}"
+                    names.setdefault(key, (*foreign.module.path, item.name))
+    return names
 
 
 def _innermost(span: ast.Span, blocks: list[ast.Span]) -> ast.Span | None:
@@ -525,9 +711,10 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
     """The module's facts, and the Pell errors each fn raises itself (for `retry-own-error`)."""
     fns = {}
     raised = {}
+    sql_names = _sql_names(checked)
     for name, fn in checked.fns.items():
         annotations = {a.name for a in fn.decl.annotations}
-        effects, raised[name] = _walk_body(fn.decl.body, checked.analyses[name].not_found)
+        effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, sql_names)
         fns[name] = FnFacts(
             name,
             fn.decl.name_span,
@@ -537,6 +724,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             tuple(effects),
             fn.retry.recover if fn.retry is not None else None,
             fn.retry.attempts if fn.retry is not None else 0,
+            fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
         )
     imports = tuple(i.path for i in checked.module.imports)
     return ModuleFacts(checked.module.path, fns, imports), raised
@@ -575,6 +763,18 @@ class RetryGraph:
                     recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
                     calls.append((recover, (module.name, fn.recover)))
                 self.calls[(module.name, fn.name)] = calls
+        # the Pell fns each fn's SQL statements call: no edges of the call graph (a fn a
+        # query calls runs in the query, where `transaction-in-sql` checks it)
+        self.sql_calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {
+            (module.name, fn.name): [
+                (effect, callee)
+                for effect in fn.effects
+                if effect.kind == "sql-call"
+                and (callee := self.resolve(module.name, effect.callee)) is not None
+            ]
+            for module in self.modules.values()
+            for fn in module.fns.values()
+        }
         self.callers: dict[FnKey, list[tuple[FnKey, Effect]]] = {}
         for caller, calls in self.calls.items():
             for effect, callee in calls:
@@ -589,17 +789,83 @@ class RetryGraph:
             lambda fn: not fn.autonomous and any(e.kind == "parse" for e in fn.effects),
             through_autonomous=False,
         )
+        # fn -> a retried fn it is or calls, in the caller's transaction (not behind an
+        # @autonomous fn, whose body is a transaction of its own)
+        self.retried_in_transaction = self._reaching(
+            lambda fn: fn.retry_scope is not None and not fn.autonomous, through_autonomous=False
+        )
+        self.refuses_open = self._refusing_open_transaction()
 
     def _reaching(
         self, is_target: Callable[[FnFacts], bool], through_autonomous: bool = True
     ) -> dict[FnKey, FnKey]:
-        """Every fn that is a target or calls one, through any depth: fn -> a target it reaches."""
+        """Every fn that is a target or calls one, through any depth (through @autonomous
+        callers only if `through_autonomous`): fn -> a target it reaches."""
         found = {key: key for key in self.calls if is_target(self.fn(key))}
         queue = list(found)
         while queue:
             callee = queue.pop()
             for caller, _ in self.callers.get(callee, []):
                 if caller not in found and (through_autonomous or not self.fn(caller).autonomous):
+                    found[caller] = found[callee]
+                    queue.append(caller)
+        return found
+
+    def may_end_transaction(self, module: str, effect: Effect) -> bool:
+        """Whether `effect`, in a fn of `module`, may end the transaction: a commit, a
+        `transaction { }` block, a call of a fn that commits, and what pellc cannot see into
+        (a PL/SQL block, which may call a procedure that commits; a call of an Oracle package
+        pellc ships no stub of)."""
+        if effect.kind in ("commit", "transaction", "plsql", "parse"):
+            return True
+        if effect.kind != "call":
+            return False
+        callee = self.resolve(module, effect.callee)
+        if callee is not None:
+            return callee in self.commits
+        from pell.checker.stubs import shipped_stub
+
+        # a builtin (one name) commits nothing; a shipped stub's commits are "commit" effects
+        return len(effect.callee) > 1 and not shipped_stub(effect.callee[0])
+
+    def open_at(self, key: FnKey, call: Effect) -> bool:
+        """Whether a transaction is certainly open when fn `key` makes `call`: DML of the fn
+        ran before it on every path (`Effect.opened_by`), and nothing that may end the
+        transaction comes between them (the call's arguments, run before it, included)."""
+        opened = call.opened_by
+        if opened is None:
+            return False
+        return not any(
+            self.may_end_transaction(key[0], effect)
+            for effect in self.fn(key).effects
+            if effect is not call
+            and opened.end <= effect.span.start
+            and effect.span.end <= call.span.end
+        )
+
+    def _refusing_open_transaction(self) -> dict[FnKey, FnKey]:
+        """fn -> the transaction-scoped fn it reaches when called inside an open transaction,
+        with that transaction still open: the fn itself, or one it calls with nothing that
+        may end the transaction before the call (so it refuses to start: it raises
+        pell_transaction_open). Not through an @autonomous fn, whose body starts with no
+        transaction open, nor through another transaction-scoped fn."""
+        found = {
+            key: key
+            for key in self.calls
+            if self.fn(key).retry_scope == "transaction" and not self.fn(key).autonomous
+        }
+        queue = list(found)
+        while queue:
+            callee = queue.pop()
+            for caller, call in self.callers.get(callee, []):
+                fn = self.fn(caller)
+                if caller in found or fn.autonomous:
+                    continue
+                if not any(
+                    self.may_end_transaction(caller[0], effect)
+                    for effect in fn.effects
+                    if effect is not call and effect.span.end <= call.span.end
+                ):
                     found[caller] = found[callee]
                     queue.append(caller)
         return found

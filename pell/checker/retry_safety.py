@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pell import ast
 from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.retry_facts import (
+    DML,
     Commit,
     Effect,
     FnFacts,
@@ -45,7 +46,6 @@ def irreversible_call(path: tuple[str, ...]) -> str | None:
 
 # Values that differ from one attempt to the next when a DML statement uses them.
 UNSTABLE_VALUES = ("sysdate", "systimestamp", "sys_guid", "dbms_random")
-DML = frozenset({"insert", "update", "delete", "merge"})
 
 
 # ---- the checks --------------------------------------------------------------
@@ -72,6 +72,10 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
     for fn in facts.fns.values():
         key = (module, fn.name)
         calls = dict((id(effect), callee) for effect, callee in graph.calls[key])
+        # calls that can only fail: reported once, as that, not as a commit too
+        refused = _refused_calls(graph, key, name_of)
+        diagnostics += refused.values()
+        diagnostics += _called_from_sql(graph, key, name_of, commit_notes)
         if fn.retry_scope is not None and fn.retry_span is not None:
             at_retry = Note(f"`{fn.name}` is retried here", fn.retry_span)
             transaction = fn.retry_scope == "transaction"
@@ -81,8 +85,8 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                 else "it ends the transaction, and with it the retry's savepoint (ORA-01086)"
             )
             for effect in fn.effects:
-                if effect.in_transaction is not None:
-                    continue  # the block around it is reported
+                if effect.in_transaction is not None or id(effect) in refused:
+                    continue  # the block around it is reported; so is a call that fails
                 callee = calls.get(id(effect))
                 if effect.kind in ("commit", "transaction"):
                     diagnostics.append(
@@ -171,7 +175,7 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                         )
                     )
         for effect in fn.effects:
-            if effect.in_transaction is None:
+            if effect.in_transaction is None or id(effect) in refused:
                 continue
             at_block = Note("the `transaction { }` block is here", effect.in_transaction)
             callee = calls.get(id(effect))
@@ -241,6 +245,101 @@ def _parse_risks(
                     (note,),
                 )
             )
+    return found
+
+
+def _refused_calls(
+    graph: RetryGraph, key: FnKey, name_of: Callable[[FnKey], str]
+) -> dict[int, Diagnostic]:
+    """`transaction-already-open`: calls of fn `key` that reach a transaction-scoped fn while
+    a transaction is certainly open (DML of the fn ran before, on every path, and nothing
+    between may have ended it), by id of the call's effect. The retried fn checks
+    `DBMS_TRANSACTION.LOCAL_TRANSACTION_ID` on entry and raises pell_transaction_open: such
+    a call fails every time, and in a `finally` it replaces the body's own error."""
+    found: dict[int, Diagnostic] = {}
+    for effect, callee in graph.calls[key]:
+        target = graph.refuses_open.get(callee)
+        if target is None or not graph.open_at(key, effect):
+            continue
+        assert effect.opened_by is not None
+        what = (
+            f"{name_of(callee)} is transaction-scoped: it"
+            if target == callee
+            else f"{name_of(callee)} calls transaction-scoped {name_of(target)}, which"
+        )
+        notes = [Note("this DML opens the transaction", effect.opened_by)]
+        retry_span = graph.fn(target).retry_span
+        if target[0] == key[0] and retry_span is not None:
+            notes.append(Note(f"{name_of(target)} is retried here", retry_span))
+        cleanup = graph.fn(key).finally_span
+        if cleanup is not None and effect.opened_by.end <= cleanup.start <= effect.span.start:
+            opened = (
+                "this `finally` runs after the body's DML on every normal return, with the "
+                "transaction it opened: the call always raises pell_transaction_open there, in "
+                "place of the fn's result (and of the body's own error, after that DML)"
+            )
+        else:
+            opened = (
+                "the DML before this call has opened one, so the call always raises "
+                "pell_transaction_open"
+            )
+        found[id(effect)] = Diagnostic.of(
+            "transaction-already-open",
+            f"{what} refuses to start inside an open transaction, and {opened}",
+            effect.span,
+            (
+                "call it where no transaction is open (before any DML, or after a commit), "
+                "or retry it in the caller's transaction: the default savepoint scope",
+            ),
+            tuple(notes),
+        )
+    return found
+
+
+def _called_from_sql(
+    graph: RetryGraph,
+    key: FnKey,
+    name_of: Callable[[FnKey], str],
+    commit_notes: Callable[[FnKey, Commit, list[Note]], tuple[str, tuple[Note, ...]]],
+) -> list[Diagnostic]:
+    """`transaction-in-sql`: a Pell fn named in a SQL statement of fn `key` that runs
+    transaction control: retried (SAVEPOINT and ROLLBACK TO, or ROLLBACK and COMMIT), or
+    committing, itself or through the fns it calls. Oracle: a function invoked from a SELECT,
+    INSERT, UPDATE, DELETE or MERGE statement "cannot execute any of the following SQL
+    statements (unless PRAGMA AUTONOMOUS_TRANSACTION was specified): Transaction control
+    statements (such as COMMIT)", and "a runtime error occurs when that statement is parsed"
+    (PL/SQL Language Reference 19c, 8.13 "PL/SQL Functions that SQL Statements Can Invoke")."""
+    found = []
+    for effect, callee in graph.sql_calls[key]:
+        retried = graph.retried_in_transaction.get(callee)
+        notes: tuple[Note, ...] = ()
+        if retried is not None:
+            scope = graph.fn(retried).retry_scope
+            run = "SAVEPOINT and ROLLBACK TO" if scope == "savepoint" else "ROLLBACK and COMMIT"
+            is_retried = "is retried" if retried == callee else f"reaches {name_of(retried)}"
+            what = f"{is_retried} (@retry runs {run})"
+            retry_span = graph.fn(retried).retry_span
+            if retried[0] == key[0] and retry_span is not None:
+                notes = (Note(f"{name_of(retried)} is retried here", retry_span),)
+        elif callee in graph.commits:
+            where, notes = commit_notes(callee, graph.commits[callee], [])
+            what = f"commits{where}"
+        else:
+            continue
+        found.append(
+            Diagnostic.of(
+                "transaction-in-sql",
+                f"this SQL statement calls {name_of(callee)}, which {what}: a fn called from "
+                "SQL may not run SAVEPOINT, ROLLBACK or COMMIT, so Oracle raises an error "
+                "when it does",
+                effect.span,
+                (
+                    "call it from PL/SQL before the statement and bind its result "
+                    "(`let v = f(...);`, then `:v`)",
+                ),
+                notes,
+            )
+        )
     return found
 
 
@@ -421,10 +520,17 @@ def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) ->
 # Findings that rest on Oracle's rules, not PostgreSQL's (docs/postgres.md): a subtransaction's
 # rollback there releases the sessions waiting on it (a savepoint-scoped retry cures a
 # deadlock); a retry with no `on` retries transient SQLSTATEs only, not the fn's own errors;
-# each retried call has an anonymous subtransaction (recursion moves no savepoint); a schema
-# and a table may share a name (no ORA-00955).
+# each retried call has an anonymous subtransaction (recursion moves no savepoint, and a
+# query may call a savepoint-scoped retried fn); a schema and a table may share a name (no
+# ORA-00955).
 ORACLE_ONLY_FINDINGS = frozenset(
-    {"retry-deadlock-scope", "retry-own-error", "retry-recursion", "package-clash"}
+    {
+        "retry-deadlock-scope",
+        "retry-own-error",
+        "retry-recursion",
+        "package-clash",
+        "transaction-in-sql",
+    }
 )
 
 
@@ -446,7 +552,7 @@ def project_findings(
         outgoing = (
             callee[0] != module.name
             for fn in module.fns
-            for _, callee in graph.calls[(module.name, fn)]
+            for _, callee in (*graph.calls[(module.name, fn)], *graph.sql_calls[(module.name, fn)])
         )
         if not any(outgoing):
             continue  # no call leaves the module: it found all of its findings on its own
