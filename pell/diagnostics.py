@@ -57,6 +57,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "sql-boolean": (Severity.ERROR, "a `bool` in SQL for a target before Oracle 23ai"),
     "unused-query": (Severity.ERROR, "a SELECT used as a statement, with nowhere to put its rows"),
+    "rownum-skip-locked": (
+        Severity.WARNING,
+        "ROWNUM, FETCH or OFFSET in a FOR UPDATE SKIP LOCKED query: rows limited before skipped",
+    ),
     "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),

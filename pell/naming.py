@@ -17,6 +17,7 @@ SLEEP_VARIABLE = "l_pell_sleep"  # the next sleep, tested against the deadline f
 MODULE_VARIABLE = "l_pell_module"  # `observe`: the session's module and action before the call
 ACTION_VARIABLE = "l_pell_action"
 INDEX_VARIABLE = "l_pell_i"  # the index of a loop over a list
+FIRST_CURSOR = "c_pell_first"  # `.first()` under SKIP LOCKED: its block's explicit cursor
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
 SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run

@@ -225,8 +225,10 @@ class Sleep:
 
 @record(frozen=False)
 class Raise:
-    """`RAISE;`: the exception in hand, again."""
+    """`RAISE;`: the exception in hand, again; with `exception`, `RAISE name;` (a predefined
+    exception, NO_DATA_FOUND)."""
 
+    exception: ExceptionName | None = None
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -329,11 +331,12 @@ class Handler:
 
 @record(frozen=False)
 class Block:
-    """BEGIN ... [EXCEPTION WHEN ... THEN ...] END;"""
+    """[DECLARE ...] BEGIN ... [EXCEPTION WHEN ... THEN ...] END;"""
 
     body: list[Stmt]
     handlers: list[Handler] = field(default_factory=list)
     label: str = ""  # PostgreSQL: `<<label>>` before it, for `EXIT label`
+    declarations: list[str] = field(default_factory=list)  # each printed as written
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -488,7 +491,8 @@ class Printer:
         self.line(depth, stmt.origin, f"{stmt.procedure}({stmt.seconds});")
 
     def raise_(self, stmt: Raise, depth: int) -> None:
-        self.line(depth, stmt.origin, "RAISE;")
+        named = f" {stmt.exception.text}" if stmt.exception is not None else ""
+        self.line(depth, stmt.origin, f"RAISE{named};")
 
     def raise_error(self, stmt: RaiseError, depth: int) -> None:
         self.line(depth, stmt.origin, f"RAISE_APPLICATION_ERROR({stmt.code}, {stmt.message});")
@@ -551,6 +555,10 @@ class Printer:
     def block(self, stmt: Block, depth: int) -> None:
         if stmt.label:
             self.line(depth, stmt.origin, f"<<{stmt.label}>>")
+        if stmt.declarations:
+            self.line(depth, stmt.origin, "DECLARE")
+            for declaration in stmt.declarations:
+                self.line(depth + 1, stmt.origin, declaration)
         self.line(depth, stmt.origin, "BEGIN")
         self.statements(stmt.body, depth + 1)
         self.handlers(stmt.handlers, depth, stmt.origin)

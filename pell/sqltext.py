@@ -35,6 +35,10 @@ class SqlShape:
     from_offset: int | None  # where the top-level FROM keyword starts
     returning_count: int  # values in a top-level RETURNING clause of DML; 0 without one
     row_clause: str | None = None  # a top-level FOR UPDATE, FETCH or OFFSET, as written
+    skip_locked: bool = False  # a top-level FOR UPDATE ... SKIP LOCKED
+    # under SKIP LOCKED: what limits the rows before locked ones are skipped (ROWNUM in a
+    # predicate of the top query level, a top-level FETCH or OFFSET), as written, and where
+    limit_before_skip: tuple[str, int] | None = None
 
 
 def _row_clause(tokens: tuple[Token, ...]) -> str | None:
@@ -56,6 +60,42 @@ def _row_clause(tokens: tuple[Token, ...]) -> str | None:
             if word in ("fetch", "offset"):
                 return word.upper()
     return None
+
+
+def _skip_locked(tokens: tuple[Token, ...]) -> tuple[bool, tuple[str, int] | None]:
+    """Does the query end in FOR UPDATE ... SKIP LOCKED, and what, at its own level, limits
+    its rows first: ROWNUM after the top-level FROM (in WHERE, ON, CONNECT BY: a predicate),
+    or FETCH or OFFSET. A parenthesis that opens with SELECT or WITH is a subquery, another
+    level; any other (`where (a or rownum = 1)`) stays at this one."""
+    subqueries: list[bool] = []  # per open parenthesis: does it open a subquery?
+    words = [token.text.lower() for token in tokens]
+    seen_from = seen_for_update = skip = False
+    limit: tuple[str, int] | None = None
+    for index, token in enumerate(tokens):
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            following = tokens[index + 1].token_type if index + 1 < len(tokens) else None
+            subqueries.append(following in (TokenType.SELECT, TokenType.WITH))
+            continue
+        if kind == TokenType.R_PAREN:
+            if subqueries:
+                subqueries.pop()
+            continue
+        if any(subqueries):
+            continue
+        word, top = words[index], not subqueries
+        following_word = words[index + 1] if index + 1 < len(words) else ""
+        if top and word == "from":
+            seen_from = True
+        elif top and word == "for" and following_word == "update":
+            seen_for_update = True
+        elif top and seen_for_update and word == "skip" and following_word == "locked":
+            skip = True
+        elif limit is None and (
+            (word == "rownum" and seen_from) or (top and word in ("fetch", "offset"))
+        ):
+            limit = (token.text, token.start)
+    return skip, limit if skip else None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,6 +193,7 @@ def analyse(sql: str) -> SqlShape:
         if item_tokens:
             items.append((item_tokens[0].start, item_tokens[-1].end + 1))
             names.append(_item_name(item_tokens))
+    skip_locked, limit_before_skip = _skip_locked(tokens) if is_select else (False, None)
     return SqlShape(
         tokens,
         binds,
@@ -162,6 +203,8 @@ def analyse(sql: str) -> SqlShape:
         from_offset,
         _returning_count(tokens),
         _row_clause(tokens) if is_select else None,
+        skip_locked,
+        limit_before_skip,
     )
 
 

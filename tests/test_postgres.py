@@ -806,3 +806,97 @@ def test_a_condition_that_needs_a_query_runs_it_where_the_condition_is_tested(ds
         assert connection.execute("select drain.pick(true)").fetchone() == (1,)
         with pytest.raises(psycopg.errors.NoDataFound):
             connection.execute("select drain.pick(false)")
+
+
+# The example up to its claim (its `transaction { }` block is not lowered for postgres yet).
+JOB_QUEUE = (Path(__file__).parent.parent / "examples" / "job_queue.pell").read_text("utf-8")
+CLAIM = JOB_QUEUE[: JOB_QUEUE.index("pub fn finish")]
+JOBS_SETUP = """
+create table jobs (
+    id numeric primary key, kind text, payload text, attempts int not null default 0,
+    state text not null, worker text, finished_at timestamptz, last_error text
+);
+create table job_failures (job_id numeric, reason text);
+insert into jobs (id, kind, payload, state)
+    select g, 'mail', 'job ' || g, 'ready' from generate_series(1, 3) g;
+"""
+
+
+def test_a_skip_locked_claim_takes_a_job_another_worker_does_not_hold(dsn: str) -> None:
+    """examples/job_queue.pell: while one worker's claim is still open, a second worker takes
+    another ready job, not ReadyJobNotFound; each holds only the row it took (a third session
+    can lock the last job), and with every job held the claim is ReadyJobNotFound."""
+    load(dsn, CLAIM, JOBS_SETUP)
+    claim = "select (jobs_queue.claim(%s)).id"
+    with (
+        psycopg.connect(dsn) as first,
+        psycopg.connect(dsn) as second,
+        psycopg.connect(dsn) as third,
+        psycopg.connect(dsn) as fourth,
+    ):
+        (a,) = first.execute(claim, ["a"]).fetchone() or (None,)
+        (b,) = second.execute(claim, ["b"]).fetchone() or (None,)
+        assert {a, b} < {1, 2, 3} and a != b
+        (last,) = {1, 2, 3} - {a, b}
+        free = third.execute("select id from jobs order by id for update skip locked").fetchall()
+        assert free == [(last,)]
+        third.rollback()
+        assert third.execute(claim, ["c"]).fetchone() == (last,)
+        with pytest.raises(psycopg.Error) as raised:
+            fourth.execute(claim, ["d"])
+        assert raised.value.diag.message_primary == "jobs.queue.ReadyJobNotFound: {}"
+        first.commit()
+        for connection in (second, third, fourth):
+            connection.rollback()
+        states = first.execute("select id, state, worker from jobs order by id").fetchall()
+        assert states == [
+            (job, "running", "a") if job == a else (job, "ready", None) for job in (1, 2, 3)
+        ]
+
+
+RETURNING = """
+module counters;
+
+pub error CounterNotFound { id: number }
+
+pub fn bump(id: number) -> Result<number, CounterNotFound> {
+    let n = sql! { update counters set n = n + 1 where id = :id returning n }.returning::<number>().one()?;
+    return Ok(n);
+}
+
+pub fn touch(id: number) -> Result<(), CounterNotFound> {
+    sql! { update counters set n = n where id = :id returning n }.returning::<number>().one()?;
+    return Ok(());
+}
+
+pub fn bump_group(grp: number) -> number {
+    let n = sql! { update counters set n = n + 1 where grp = :grp returning n }.returning::<number>().one();
+    return n;
+}
+"""
+
+
+def test_returning_one_with_no_row_or_several_raises(dsn: str) -> None:
+    """`.returning::<T>().one()` is INTO STRICT, its value used or not: no row is NO_DATA_FOUND,
+    with `?` the fn's NotFound error; several rows are TOO_MANY_ROWS, and the update is undone
+    with it."""
+    setup = "create table counters (id int primary key, grp int, n int);"
+    setup += "insert into counters values (1, 10, 0), (2, 20, 0), (3, 20, 0);"
+    load(dsn, RETURNING, setup)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select counters.bump(1)").fetchone() == (1,)
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select counters.bump(99)")
+        assert raised.value.sqlstate == "PE100"
+        assert raised.value.diag.message_primary == 'counters.CounterNotFound: {"id" : 99}'
+        connection.execute("select counters.touch(1)")  # the value unused: still INTO
+        with pytest.raises(psycopg.Error) as raised:
+            connection.execute("select counters.touch(99)")
+        assert raised.value.sqlstate == "PE100"
+        assert connection.execute("select counters.bump_group(10)").fetchone() == (2,)
+        with pytest.raises(psycopg.errors.NoDataFound):
+            connection.execute("select counters.bump_group(30)")
+        with pytest.raises(psycopg.errors.TooManyRows):
+            connection.execute("select counters.bump_group(20)")
+        counts = connection.execute("select id, n from counters order by id").fetchall()
+        assert counts == [(1, 2), (2, 0), (3, 0)]

@@ -522,7 +522,8 @@ def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) ->
 # deadlock); a retry with no `on` retries transient SQLSTATEs only, not the fn's own errors;
 # each retried call has an anonymous subtransaction (recursion moves no savepoint, and a
 # query may call a savepoint-scoped retried fn); a schema and a table may share a name (no
-# ORA-00955).
+# ORA-00955); a LIMIT stops locking only once enough rows are returned, after SKIP LOCKED
+# skipped the locked ones (SELECT, The Locking Clause), and there is no ROWNUM.
 ORACLE_ONLY_FINDINGS = frozenset(
     {
         "retry-deadlock-scope",
@@ -530,6 +531,7 @@ ORACLE_ONLY_FINDINGS = frozenset(
         "retry-recursion",
         "package-clash",
         "transaction-in-sql",
+        "rownum-skip-locked",
     }
 )
 

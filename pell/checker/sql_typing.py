@@ -78,6 +78,8 @@ class SqlChecker(BodyScopes):
             at = block.text_start + error.offset
             self.error("sql-syntax", f"the SQL cannot be read: {error}", ast.Span(at, at + 1))
             return None
+        if shape.limit_before_skip is not None:
+            self.limit_before_skip(block, *shape.limit_before_skip)
         verb = shape.tokens[0].text.lower() if shape.tokens else ""
         if verb in STATIC_PLSQL_REFUSES:
             # PL/SQL's static SQL statements are SELECT, INSERT, UPDATE, DELETE, MERGE, COMMIT,
@@ -175,6 +177,30 @@ class SqlChecker(BodyScopes):
                 if name in fields:
                     return fields[name]
         return t.UNKNOWN
+
+    def limit_before_skip(self, block: ast.SqlBlock, word: str, offset: int) -> None:
+        """ROWNUM (or FETCH, OFFSET) in a FOR UPDATE SKIP LOCKED query. SKIP LOCKED tells Oracle
+        "to attempt to lock the rows specified by the WHERE clause and to skip any rows that
+        are found to be already locked by another transaction" (SQL Language Reference, SELECT,
+        for_update_clause): the rows the WHERE clause specifies are those ROWNUM leaves, so a
+        locked first candidate leaves none. Oracle allows no row_limiting_clause with the
+        for_update_clause (same page). PostgreSQL applies LIMIT after locking: Oracle only."""
+        start = block.text_start + offset
+        word = word.upper()
+        limited = (
+            f"{word} limits the rows before SKIP LOCKED skips the locked ones: while another "
+            "session holds the first candidate, this query finds no row though unlocked rows wait"
+            if word == "ROWNUM"
+            else f"{word} limits the rows before SKIP LOCKED skips the locked ones, and Oracle "
+            "allows no row-limiting clause with FOR UPDATE"
+        )
+        self.error(
+            "rownum-skip-locked",
+            limited,
+            ast.Span(start, start + len(word)),
+            "drop it and fetch with `.first()`: one row from a cursor, so only the row fetched "
+            "is locked",
+        )
 
     def sql_boolean(self, what: str, span: ast.Span) -> None:
         """BOOLEAN is a SQL type from Oracle 23ai only; before it SQL can neither take a
@@ -293,14 +319,21 @@ class SqlChecker(BodyScopes):
                 terminator.name_span,
                 "lock with .one() on a query that selects exactly one row",
             )
-        elif terminator.name == "first" and shape is not None and shape.row_clause is not None:
+        elif (
+            terminator.name == "first"
+            and shape is not None
+            and shape.row_clause is not None
+            # under SKIP LOCKED `.first()` fetches one row from a cursor: no FETCH FIRST
+            and not (shape.skip_locked and shape.row_clause == "FOR UPDATE")
+        ):
             self.error(
                 "sql-syntax",
                 f"`.first()` adds FETCH FIRST 1 ROWS ONLY, but this query already has "
                 f"{shape.row_clause}: Oracle takes one row-limiting clause, and none with "
                 "FOR UPDATE",
                 terminator.name_span,
-                "lock with .one() on a query that selects exactly one row"
+                "lock with .one() on a query that selects exactly one row, or add SKIP LOCKED "
+                "to take the first row no other session holds"
                 if shape.row_clause == "FOR UPDATE"
                 else "limit the rows in one place: drop the query's own clause, or use .one()",
             )

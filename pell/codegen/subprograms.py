@@ -336,8 +336,11 @@ class FnLowerer(ExpressionLowerer):
             self.emit(plsql.Assign(target, "SQL%ROWCOUNT"))
         elif "returning" in names:
             self.emit(self.sql_statement(block, returning=self.into_list(target, type_)))
+            self.emit(self.returned_no_row(not_found))
         elif terminator == "collect":
             self.emit(self.sql_statement(block, into=[target], bulk=True, suffix=lock))
+        elif terminator == "first" and sqltext.analyse(block.text).skip_locked:
+            self.emit(self.fetch_unlocked(block, target, type_))
         elif terminator == "first":
             # No row is None: NULL, for a record every field
             query = self.sql_statement(
@@ -350,6 +353,73 @@ class FnLowerer(ExpressionLowerer):
             self.in_block(query, plsql.NO_DATA_FOUND, self.raise_error(*not_found))
         else:
             self.emit(self.sql_statement(block, into=self.into_list(target, type_), suffix=lock))
+
+    def returned_no_row(
+        self, not_found: tuple[str, tuple[tuple[str, str | None], ...]] | None
+    ) -> plsql.If:
+        """After DML RETURNING INTO: no row is NO_DATA_FOUND (with `?`, the fn's NotFound
+        error), as for `.one()`. "If the statement affects no rows, then the values of the
+        variables are undefined" (PL/SQL Language Reference, RETURNING INTO Clause): read on,
+        they could hold what an earlier attempt returned. Several rows raise ORA-01422 by
+        themselves ("In PL/SQL, a DML RETURNING INTO statement returned more than one row",
+        Database Error Messages, ORA-01422)."""
+        no_row = plsql.Opaque("SQL%ROWCOUNT = 0")
+        if not_found is None:
+            raised: plsql.Stmt = self.at(plsql.Raise(plsql.NO_DATA_FOUND))
+            return plsql.If([plsql.Branch(no_row, [raised])], one_line=True)
+        return plsql.If([plsql.Branch(no_row, [self.at(self.raise_error(*not_found))])])
+
+    def fetch_unlocked(self, block: ast.SqlBlock, target: str, type_: t.Type) -> plsql.Block:
+        """`.first()` on a FOR UPDATE SKIP LOCKED query: one FETCH from an explicit cursor
+        (Oracle allows no FETCH FIRST with FOR UPDATE, and ROWNUM limits the rows before the
+        locked ones are skipped: docs/retry.md, "Claims under SKIP LOCKED", says what is
+        documented of which rows this locks). No row is None, assigned: the target must not
+        keep an earlier attempt's or iteration's row. The cursor is the block's own and is
+        closed on every way out, an error's too: "You must close a cursor before opening it
+        again, otherwise PL/SQL raises the predefined exception CURSOR_ALREADY_OPEN" (PL/SQL
+        User's Guide and Reference 10.2, CLOSE Statement), and a retried attempt opens it
+        again."""
+        cursor = naming.FIRST_CURSOR
+        query = self.sql_statement(block)
+        text = query.text
+        if "\n" in text:
+            text = "\n" + "\n".join(
+                plsql.INDENT + line if line else line for line in text.split("\n")
+            )
+        else:
+            text = " " + text
+        # OPEN and FETCH are the statements that run the query: sites for pellc verify
+        opened = plsql.Sql(
+            f"OPEN {cursor}",
+            verb="open",
+            binds=query.binds,
+            summary=query.summary,
+            words=query.words,
+        )
+        close = plsql.Exec(f"CLOSE {cursor}")
+        no_row = plsql.Branch(
+            plsql.Opaque(f"{cursor}%NOTFOUND"), [self.at(plsql.Assign(target, "NULL"))]
+        )
+        still_open = plsql.Branch(plsql.Opaque(f"{cursor}%ISOPEN"), [self.at(replace(close))])
+        into = self.into_list(target, type_)
+        fetched = plsql.Sql(
+            f"FETCH {cursor} INTO {', '.join(into)}", verb="fetch", into=tuple(into)
+        )
+        body: list[plsql.Stmt] = [
+            self.at(opened),
+            self.at(fetched),
+            self.at(plsql.If([no_row], one_line=True)),
+            self.at(close),
+        ]
+        cleanup: list[plsql.Stmt] = [
+            self.at(plsql.If([still_open], one_line=True)),
+            self.at(plsql.Raise()),
+        ]
+        return plsql.Block(
+            body,
+            [plsql.Handler([plsql.OTHERS], cleanup)],
+            declarations=[f"CURSOR {cursor} IS{text};"],
+        )
 
     def in_block(
         self, statement: plsql.Stmt, exception: plsql.ExceptionName, handler: plsql.Stmt
@@ -395,6 +465,10 @@ class FnLowerer(ExpressionLowerer):
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
         if (chain := sql_chain(expr)) is not None:
+            if any(call.name == "returning" for call in chain[1]):
+                # RETURNING needs its INTO, and the no-row check, even when the value is unused
+                self.prelude_value(stmt.expr)
+                return
             self.emit(self.sql_statement(chain[0]))
             return
         if isinstance(expr, ast.MethodCall) and expr.name == "append":

@@ -270,8 +270,11 @@ class PgFnLowerer:
             self.emit(self.sql(block, self.sql_text(block)))
             self.emit(plsql.Exec(f"GET DIAGNOSTICS {target} = ROW_COUNT"))
         elif "returning" in names:
+            # STRICT: no row raises NO_DATA_FOUND (without it the target would be set to
+            # nulls), several rows TOO_MANY_ROWS (PL/pgSQL, "Executing a Command with a
+            # Single-Row Result"); with `?` no row is the fn's NotFound error, below
             text = self.sql_text(block, suffix=f" INTO STRICT {target}")
-            self.emit(self.sql(block, text, (target,)))
+            self.not_found_block(self.sql(block, text, (target,)), not_found)
         elif terminator == "collect":
             query = self.sql_text(block, suffix=lock)
             element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
@@ -281,19 +284,32 @@ class PgFnLowerer:
             # the query is a site the verifier fails, then the assignment
             self.emit(self.sql(block, f"{target} := ARRAY({_indent_more(query)})", (target,)))
         elif terminator == "first":
-            # INTO without STRICT: the first row, or NULL (every field NULL) when none
+            # INTO without STRICT: the first row, or NULL (every field NULL) when none. Under
+            # SKIP LOCKED, LIMIT 1: "If a LIMIT is used, locking stops once enough rows have
+            # been returned to satisfy the limit" (SELECT, The Locking Clause); PostgreSQL takes
+            # it after FOR UPDATE too.
+            if sqltext.analyse(block.text).skip_locked:
+                lock = " LIMIT 1"
             text = self.sql_text(block, into=target, suffix=lock)
             self.emit(self.sql(block, text, (target,)))
         else:
             text = self.sql_text(block, into=target, strict=True, suffix=lock)
-            statement = self.sql(block, text, (target,))
-            if not_found is None:
-                self.emit(statement)
-                return
-            # the block is a subtransaction of its own: nothing to undo in a SELECT
-            raised = self.at(self.raise_error(*not_found))
-            handler = plsql.Handler([NO_DATA_FOUND], [raised])
-            self.emit(plsql.Block([self.at(statement)], [handler]))
+            self.not_found_block(self.sql(block, text, (target,)), not_found)
+
+    def not_found_block(
+        self,
+        statement: plsql.Sql,
+        not_found: tuple[str, tuple[tuple[str, ast.Expr | str | None], ...]] | None,
+    ) -> None:
+        """`statement`, whose NO_DATA_FOUND is the fn's NotFound error when `not_found` says
+        so (`.one()?`); the block is a subtransaction of its own, which undoes the statement
+        (a SELECT's nothing, a RETURNING's no row)."""
+        if not_found is None:
+            self.emit(statement)
+            return
+        raised = self.at(self.raise_error(*not_found))
+        handler = plsql.Handler([NO_DATA_FOUND], [raised])
+        self.emit(plsql.Block([self.at(statement)], [handler]))
 
     def not_found_of(
         self, value: ast.Expr
@@ -309,6 +325,11 @@ class PgFnLowerer:
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
         if (chain := sql_chain(expr)) is not None:
+            if any(call.name == "returning" for call in chain[1]):
+                # RETURNING needs its INTO STRICT even when the value is unused
+                type_ = self.type_of(stmt.expr)
+                self.store(self.temp(type_), stmt.expr, type_)
+                return
             self.emit(self.sql(chain[0], self.sql_text(chain[0])))
             return
         if isinstance(expr, ast.MethodCall) and expr.name == "append":

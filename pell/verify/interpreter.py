@@ -457,6 +457,12 @@ class Run:
             )
 
     def raise_(self, stmt: plsql.Raise, frame: Frame) -> None:
+        if stmt.exception is not None:  # `RAISE NO_DATA_FOUND;`
+            at = self.at(frame, stmt)
+            name = stmt.exception
+            failure = Failure(name.text, code=name.oracle_code, sqlstate=name.sqlstate, at=at)
+            self.note(f"raises {failure.label}", at)
+            raise PlsqlError(failure)
         assert frame.handling, "RAISE; outside a handler"
         raise PlsqlError(frame.handling[-1])
 

@@ -96,6 +96,7 @@ CREATE OR REPLACE PACKAGE BODY catalog AS
   BEGIN
     insert into products (id, name, price) values (product_seq.nextval, p_name, p_price)
     returning id INTO l_id;
+    IF SQL%ROWCOUNT = 0 THEN RAISE NO_DATA_FOUND; END IF;
     RETURN l_id;
   END fn_add;
 
