@@ -21,7 +21,6 @@ FIRST_CURSOR = "c_pell_first"  # `.first()` under SKIP LOCKED: its block's expli
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
 SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
-TRANSACTION_SAVEPOINT = "pell_transaction"  # of a `transaction { }` block
 
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.
 RESERVED_LOCALS = frozenset({ATTEMPT_VARIABLE})
@@ -181,9 +180,14 @@ def error_class_exception(error_class: str) -> str:
     return f"e_pell_{error_class}"
 
 
-def transaction_savepoint(ordinal: int) -> str:
-    """The savepoint of a fn's n-th `transaction { }` block (1-based)."""
-    return TRANSACTION_SAVEPOINT + (f"_{ordinal}" if ordinal > 1 else "")
+def transaction_savepoint(module_path: tuple[str, ...], fn: str, ordinal: int, limit: int) -> str:
+    """The savepoint of a fn's n-th `transaction { }` block (1-based):
+    `tx_<package>_<fn>[_<n>]_<hash>`, unique in every project, as a retried fn's is
+    (`savepoint_name`): a block that reached another block of the same name would have its
+    savepoint moved ("the earlier savepoint is erased", SQL Language Reference, SAVEPOINT).
+    The hash covers the ordinal, so two blocks of one fn differ even where the readable part
+    is cut."""
+    return _own_savepoint("tx", module_path, fn, limit, ordinal)
 
 
 BULK_INDEX = "l_pell_bulk"  # the index of a FORALL (declared by FORALL itself)
@@ -228,8 +232,19 @@ def savepoint_name(module_path: tuple[str, ...], fn: str, limit: int) -> str:
     cannot (`a.b_c` + `d` against `a.b` + `c_d`, or names that differ in case); the readable
     part is cut to fit the target's identifier limit.
     """
-    qualified = ".".join((*module_path, fn))
+    return _own_savepoint("sp", module_path, fn, limit)
+
+
+def _own_savepoint(
+    prefix: str, module_path: tuple[str, ...], fn: str, limit: int, ordinal: int | None = None
+) -> str:
+    """`<prefix>_<package>_<fn>[_<n>]_<hash>`: the hash of the qualified name (with `#<n>` for
+    the n-th block of a fn; `#` is in no Pell name) keeps names apart; the readable part is
+    cut to `limit` bytes (Pell names are ASCII)."""
+    qualified = ".".join((*module_path, fn)) + (f"#{ordinal}" if ordinal is not None else "")
     digest = hashlib.sha256(qualified.encode("utf-8")).hexdigest()[:8]
     _, package = package_name(module_path)
-    readable = f"sp_{package}_{fn.lower()}"[: limit - len(digest) - 1].rstrip("_")
-    return f"{readable}_{digest}"
+    readable = f"{prefix}_{package}_{fn.lower()}"
+    if ordinal is not None and ordinal > 1:
+        readable += f"_{ordinal}"
+    return f"{readable[: limit - len(digest) - 1].rstrip('_')}_{digest}"

@@ -658,13 +658,22 @@ class FnLowerer(ExpressionLowerer):
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise.
 
+        The savepoint's name is the block's own (`naming.transaction_savepoint`): a shared
+        name would be moved by any other block of that name the body reaches (SQL Language
+        Reference, SAVEPOINT: "the earlier savepoint is erased").
+
         COMMIT erases every savepoint (docs/verify.md, source [5]): an error after it (in the
         cleanup an early `return` runs inside the block) or of COMMIT itself (ORA-02091, which
         rolls the transaction back) has no savepoint to return to, and ROLLBACK TO would raise
         ORA-01086 in its place. A flag set just before each COMMIT says so.
         """
         self.savepoints += 1
-        savepoint = naming.transaction_savepoint(self.savepoints)
+        savepoint = naming.transaction_savepoint(
+            self.fn.module_path,
+            self.fn.decl.name,
+            self.savepoints,
+            naming.MAX_IDENTIFIER_BYTES[self.target],
+        )
         committed = naming.transaction_committed(self.savepoints)
         self.temp_declarations.append(f"{committed} BOOLEAN;")
         self.emit(plsql.SetFlag(committed, False))
@@ -675,8 +684,8 @@ class FnLowerer(ExpressionLowerer):
         if falls_through(stmt.body.stmts):
             body += [self.at(plsql.SetFlag(committed)), self.at(plsql.Commit())]
         not_committed = plsql.Branch(
-            plsql.FlagSet(committed, negated=True), [plsql.RollbackTo(savepoint)]
-        )
+            plsql.FlagSet(committed, negated=True), [self.at(plsql.RollbackTo(savepoint))]
+        )  # located, so that the verifier's ORA-01086 finding points at the block
         undo: list[plsql.Stmt] = [
             self.at(plsql.If([not_committed], one_line=True)),
             self.at(plsql.Raise()),

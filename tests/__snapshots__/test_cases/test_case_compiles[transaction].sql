@@ -14,7 +14,7 @@ CREATE OR REPLACE PACKAGE BODY ledger AS
     l_pell_result NUMBER;
   BEGIN
     l_pell_committed := FALSE;
-    SAVEPOINT pell_transaction;
+    SAVEPOINT tx_ledger_post_6fe987db;
     BEGIN
       insert into ledger_lines (entry_id, amount) values (p_entry_id, p_amount);
       IF p_amount = 0 THEN
@@ -28,7 +28,7 @@ CREATE OR REPLACE PACKAGE BODY ledger AS
       COMMIT;
     EXCEPTION
       WHEN OTHERS THEN
-        IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
+        IF NOT l_pell_committed THEN ROLLBACK TO tx_ledger_post_6fe987db; END IF;
         RAISE;
     END;
     RETURN p_amount;
@@ -39,7 +39,7 @@ CREATE OR REPLACE PACKAGE BODY ledger AS
   BEGIN
     FOR l_e IN (select id, amount from pending_entries where batch_id = p_batch_id) LOOP
       l_pell_committed := FALSE;
-      SAVEPOINT pell_transaction;
+      SAVEPOINT tx_ledger_post_all_a81b65b2;
       BEGIN
         IF l_e.amount > 1000000 THEN
           l_pell_committed := TRUE;
@@ -51,7 +51,7 @@ CREATE OR REPLACE PACKAGE BODY ledger AS
         COMMIT;
       EXCEPTION
         WHEN OTHERS THEN
-          IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
+          IF NOT l_pell_committed THEN ROLLBACK TO tx_ledger_post_all_a81b65b2; END IF;
           RAISE;
       END;
     END LOOP;

@@ -81,7 +81,7 @@ CREATE OR REPLACE PACKAGE BODY jobs.queue AS
     l_pell_committed BOOLEAN;
   BEGIN
     l_pell_committed := FALSE;
-    SAVEPOINT pell_transaction;
+    SAVEPOINT tx_queue_fail_33d30044;
     BEGIN
       update jobs
          set state = case when attempts >= p_max_attempts then 'dead' else 'ready' end,
@@ -92,7 +92,7 @@ CREATE OR REPLACE PACKAGE BODY jobs.queue AS
       COMMIT;
     EXCEPTION
       WHEN OTHERS THEN
-        IF NOT l_pell_committed THEN ROLLBACK TO pell_transaction; END IF;
+        IF NOT l_pell_committed THEN ROLLBACK TO tx_queue_fail_33d30044; END IF;
         RAISE;
     END;
   END fail;
