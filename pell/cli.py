@@ -523,7 +523,10 @@ def _verify(args: argparse.Namespace) -> int:
         report = verify(compiled)
     lines = report.summary_lines()
     if not lines and not (failed or unreadable):
-        lines = ["no @retry fn, and no fn that calls one, to verify"]
+        lines = [
+            "no @retry fn, no fn that controls the transaction (COMMIT, ROLLBACK, SAVEPOINT, "
+            "`transaction { }`), and no fn that calls one, to verify"
+        ]
     lines += [finding.render() for finding in report.findings]
     if lines:
         _stdout("\n".join(lines) + "\n")

@@ -216,6 +216,7 @@ def test_verify_prints_schedules_per_fn_and_warnings_do_not_fail(
     out = capsys.readouterr().out
     summaries = [line for line in out.splitlines() if "schedules" in line]
     assert [line.split(": ")[1] for line in summaries] == [
+        "shop.orders::audit",  # @autonomous: it commits
         "shop.orders::add_line",
         "shop.orders::place",
         "shop.orders::reserve",

@@ -1,6 +1,7 @@
-"""`pell.verify`: every retried fn, and every fn that calls one, run against a model of Oracle
-transactions (or PostgreSQL's, for modules compiled for it) under injected faults
-(docs/verify.md).
+"""`pell.verify`: every retried fn, every fn that controls the transaction (a `transaction { }`
+block, a COMMIT, ROLLBACK or SAVEPOINT, DDL, a procedure that commits), and every fn that calls
+one, run against a model of Oracle transactions (or PostgreSQL's, for modules compiled for it)
+under injected faults (docs/verify.md).
 
 `verify(results)` takes the compile results of modules compiled together and gives a verdict
 per fn: how many schedules ran and what they found, each finding with the schedule that shows

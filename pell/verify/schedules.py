@@ -10,6 +10,7 @@ failures up to the last attempt, then each outcome of the last.
 from __future__ import annotations
 
 from pell import plsql
+from pell.checker.retry_facts import committing_call
 from pell.oracle_errors import ERROR_CLASSES, NEVER_RETRY, PANIC_RANGE
 from pell.records import record
 from pell.retry import RetryPolicy, pell_errors_on
@@ -166,20 +167,24 @@ def verify_fn(program: Program, module: ProgramModule, subprogram: plsql.Subprog
 
 
 def needs_verifying(program: Program) -> list[tuple[ProgramModule, plsql.Subprogram]]:
-    """Every retried fn, and every fn that calls one, through any depth, in any module."""
+    """Every retried fn, every fn with transaction control of its own (a `transaction { }`
+    block, a COMMIT, ROLLBACK or SAVEPOINT, DDL, a procedure that commits), and every fn that
+    calls one, through any depth, in any module."""
     targets: set[tuple[str, str]] = set()
     callers: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for module in program.modules.values():
         dotted = ".".join(module.path)
         for subprogram in module.subprograms.values():
             key = (dotted, subprogram.fn)
-            if subprogram.retry is not None:
+            if subprogram.retry is not None or controls_transaction(subprogram):
                 targets.add(key)
             for path in calls_of(subprogram):
                 resolved = program.resolve(module, path)
                 if resolved is not None:
                     callee = (".".join(resolved[0].path), resolved[1].fn)
                     callers.setdefault(callee, set()).add(key)
+                elif committing_call(tuple(part.lower() for part in path)) is not None:
+                    targets.add(key)  # an Oracle procedure that commits (the model's `call`)
     queue = list(targets)
     while queue:
         for caller in callers.get(queue.pop(), ()):
@@ -195,12 +200,36 @@ def needs_verifying(program: Program) -> list[tuple[ProgramModule, plsql.Subprog
     return ordered
 
 
-def calls_of(subprogram: plsql.Subprogram) -> list[tuple[str, ...]]:
-    statements = plsql.walk(subprogram.body)
+_TRANSACTION_NODES = (plsql.Commit, plsql.Rollback, plsql.Savepoint, plsql.RollbackTo)
+_TRANSACTION_VERBS = frozenset({"commit", "rollback", "savepoint"})
+
+
+def controls_transaction(subprogram: plsql.Subprogram) -> bool:
+    """Does the tree itself end the transaction or mark a savepoint: what the model's
+    `transaction_sql`, `commit`, `rollback` and DDL rules act on?"""
+    for stmt in _statements(subprogram):
+        if isinstance(stmt, _TRANSACTION_NODES):
+            return True
+        if isinstance(stmt, plsql.Sql) and (
+            stmt.verb in _TRANSACTION_VERBS or stmt.ends_transaction is not None
+        ):
+            return True
+    return False
+
+
+def _statements(subprogram: plsql.Subprogram) -> list[plsql.Stmt]:
+    """The body's statements, its handlers' and its local procedures' (the `finally`
+    cleanup)."""
+    handlers = [stmt for handler in subprogram.handlers for stmt in handler.body]
+    statements = plsql.walk(subprogram.body + handlers)
     for declaration in subprogram.declarations:
         if isinstance(declaration, plsql.LocalProcedure):
             statements += plsql.walk(declaration.body)
-    found = [call for stmt in statements for call in plsql.calls_in(stmt)]
+    return statements
+
+
+def calls_of(subprogram: plsql.Subprogram) -> list[tuple[str, ...]]:
+    found = [call for stmt in _statements(subprogram) for call in plsql.calls_in(stmt)]
     if subprogram.retry is not None and subprogram.retry.recover is not None:
         found.append((subprogram.retry.recover,))
     return found
