@@ -242,3 +242,55 @@ def test_check_runs_the_postgres_model_and_keeps_its_warnings_to_verify() -> Non
     assert done.returncode == 0, done.stderr
     assert "[nested-retry]" in done.stderr  # the checker's
     assert "[verify-" not in done.stderr  # the verifier's warning is verify's to print
+
+
+# PostgreSQL 15 documentation, Appendix A "PostgreSQL Error Codes", Table A.1 (Class 40
+# "Transaction Rollback": 40001 serialization_failure, 40P01 deadlock_detected; Class 55
+# "Object Not In Prerequisite State": 55P03 lock_not_available; Class 72 "Snapshot Failure":
+# 72000 snapshot_too_old). Written here from the appendix and docs/postgres.md ("Retries"), not
+# read from pell/postgres/retry.py, which the lowering and the verifier's model both read: a
+# code dropped from (or mistyped in) that table changes both alike, and only this list sees it.
+APPENDIX_A = {
+    "40001": "serialization_failure",
+    "40P01": "deadlock_detected",
+    "55P03": "lock_not_available",
+    "72000": "snapshot_too_old",
+}
+RETRIED_SQLSTATES = {
+    "": {"40P01", "40001", "55P03"},  # no `on`: the allow-list
+    "deadlock": {"40P01"},
+    "serialization": {"40001"},
+    "busy": {"55P03"},
+    "lock_timeout": {"55P03"},
+    "snapshot_too_old": {"72000"},
+}
+
+
+@pytest.mark.parametrize("on", RETRIED_SQLSTATES, ids=lambda on: on or "no-on")
+def test_the_retried_sqlstates_are_appendix_as(on: str) -> None:
+    """Planted defects: `lock_not_available` dropped from RETRIED_BY_DEFAULT, or
+    `CONDITIONS["lock_timeout"]` emptied, or `SQLSTATES["lock_not_available"]` mistyped: each
+    fails here, and the verifier's own tests (reading the same table) stay green."""
+    from pell.verify.properties import postgres_retried
+
+    clause = f", on = [{on}]" if on else ""
+    source = (
+        f"module jobs;\n\n@retry(n = 3{clause})\nfn run(id: number) {{\n"
+        "    sql! { update jobs set n = n + 1 where id = :id };\n}\n"
+    )
+    result = compile_source(source, "jobs.pell", "postgres")
+    assert result.ok, [d.message for d in result.diagnostics]
+    expected = RETRIED_SQLSTATES[on]
+    subprogram = tree(result, "run")
+    _, attempt = retry_parts(subprogram)
+    caught = [name for handler in attempt.handlers for name in handler.exceptions]
+    # the lowering: the condition names its handler prints, each with the SQLSTATE it stands for
+    assert {name.text for name in caught} == {APPENDIX_A[code] for code in expected}
+    assert all(name.sqlstate is not None for name in caught)
+    assert {APPENDIX_A[name.sqlstate or ""] for name in caught} == {name.text for name in caught}
+    assert result.sql is not None
+    for code in expected:
+        assert APPENDIX_A[code] in result.sql
+    # the verifier: what its model takes the policy to retry
+    assert subprogram.retry is not None
+    assert postgres_retried(subprogram.retry) == expected
