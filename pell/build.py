@@ -187,21 +187,29 @@ def project_wide_findings(
 ) -> dict[str, list[Diagnostic]]:
     """The retry-safety findings that only the whole project can see (project_findings), by
     module name, with the project's settings applied: those of the modules at `inputs` (whose
-    facts, for those that compiled, are `facts`) through their calls into any module, joined
-    with the facts of the project modules they import, at any depth, that are not among the
-    inputs. Whole-project facts stay whole-project whatever subset is built, checked or
-    deployed (language.md section 11): one file, or one directory of a project, is checked as
-    a directory build of the whole project would check it."""
+    facts, for those that parsed, are `facts`) through their calls into any module, joined
+    with the facts of the project modules they import, at any depth, and of the project's
+    stubs (called without an import), that are not among the inputs. Whole-project facts stay
+    whole-project whatever subset is built, checked or deployed (language.md section 11): one
+    file, or one directory of a project, is checked as a directory build of the whole project
+    would check it."""
     from pell import check
+    from pell.checker.stubs import stub_facts
 
     given = {path.absolute() for path in inputs}
     joined = list(facts)
-    for file in project.imported_by(inputs):
-        if file.path.absolute() in given:
-            continue  # an input: its facts are among `facts` if it compiled
+    seen: set[Path] = set()
+    for file in [*project.imported_by(inputs), *project.stub_files()]:
+        where = file.path.absolute()
+        if where in given or where in seen:
+            continue  # an input: its facts are among `facts` if it parsed
+        seen.add(where)
         module = file.module
-        if module is None or module.is_stub:
+        if module is None:
             continue  # one that does not parse is reported by its own build
+        if module.is_stub:
+            joined.append(stub_facts(module))  # its marks: nothing to check
+            continue
         # only the checker: the facts come from the checked bodies, nothing is lowered
         checked, _ = check(module, target, project.index)
         if checked.retry_facts is not None:
@@ -662,6 +670,10 @@ def build_tree(
             result.outcomes.append(outcome)
             if compiled is not None and compiled.errors is not None:
                 known[unit.path] = list(compiled.errors)  # parsed already: not again
+            if compiled is not None and compiled.retry_facts is not None:
+                # A module with errors, or a stub, still tells what it commits: the modules
+                # that call it are refused for it as they would be if it compiled.
+                facts.append((outcome, compiled.retry_facts))
             if compiled is not None and compiled.ok_stub:
                 outcome.status = "stub"  # checked; an Oracle package is not generated
                 continue
@@ -680,7 +692,6 @@ def build_tree(
             }
             if compiled.retry_facts is not None:
                 entry["retry_facts"] = compiled.retry_facts.to_json()
-                facts.append((outcome, compiled.retry_facts))
             pending.append((outcome, compiled, entry))
             if isinstance(old, dict):
                 entries[key] = {**old, "path": ref}  # until this module's new output is written

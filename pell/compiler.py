@@ -36,7 +36,9 @@ class CompileResult:
     diagnostics: tuple[Diagnostic, ...]
     module: ast.Module | None = None  # the parsed module, when it parsed
     source_map: dict[str, object] | None = None  # SQL line -> Pell line and column
-    # What its fns commit and call: a build joins these to check retries across modules.
+    # What its fns commit and call: a build joins these to check retries across modules. Kept
+    # when the module has errors too (a stub's: its `@commits` marks), so that the modules that
+    # call it are still checked against what it commits.
     retry_facts: ModuleFacts | None = None
     # The module as PL/SQL (or PL/pgSQL) statement trees: what `pell.verify` runs.
     lowered: LoweredModule | PgModule | None = None
@@ -88,17 +90,21 @@ def compile(
     if module.is_stub:
         # a stub declares an Oracle package: it is checked, and nothing is generated for it
         checked, check_diagnostics = check(module, target, index)
-        return CompileResult(source, None, tuple(diagnostics + settle(check_diagnostics)), module)
+        diagnostics += settle(check_diagnostics)
+        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
     checked, check_diagnostics = check(module, target, index, sql_blocks=sql_blocks)
     diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
-        return CompileResult(source, None, tuple(diagnostics), module)
+        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
     if target == "postgres":
         from pell.postgres import lower_module
 
         pg, problems = lower_module(checked, pg_header(filename, text, version))
         if pg is None:
-            return CompileResult(source, None, tuple(diagnostics + settle(problems)), module)
+            diagnostics += settle(problems)
+            return CompileResult(
+                source, None, tuple(diagnostics), module, None, checked.retry_facts
+            )
         return CompileResult(
             source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg
         )

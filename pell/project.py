@@ -289,6 +289,18 @@ class Project:
                     pending += imported
         return found
 
+    def stub_files(self) -> list[ProjectFile]:
+        """The project's own `@stub` modules (their header names `@stub`; the parse confirms
+        it): called without an import, they are no file's import."""
+        return [
+            file
+            for file in self.files
+            if (header := _HEADER.match(file.source.text)) is not None
+            and "@stub" in header.group(0)
+            and file.module is not None
+            and file.module.is_stub
+        ]
+
     def dependencies_hash(self, path: Path) -> str:
         """A digest of the text of every project module this file imports, at any depth: an
         unchanged file must be compiled again when one of them changed."""

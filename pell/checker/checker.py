@@ -15,7 +15,7 @@ from pell.checker.bodies import check_fn_body
 from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety, for_target
-from pell.checker.stubs import check_module_annotations, check_stub_items
+from pell.checker.stubs import check_module_annotations, check_stub_items, stub_facts
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 from pell.naming import TRANSACTION_OPEN, exception_name
 
@@ -496,7 +496,8 @@ def check(
             checked.analyses[name] = FnAnalysis()
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics, sql_blocks)
-    facts = check_retry_safety(checked, diagnostics)
+    # a stub has no bodies: its facts are its `@commits` marks
+    facts = stub_facts(module) if module.is_stub else check_retry_safety(checked, diagnostics)
     return records.replace(checked, retry_facts=facts), for_target(diagnostics, target)
 
 

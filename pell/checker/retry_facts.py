@@ -171,7 +171,8 @@ class Effect:
     # "commit": ends the transaction itself; "transaction": a block; "call"; "parse": a
     # DBMS_SQL.PARSE of a text pellc cannot read, which commits if it is DDL; "plsql": a PL/SQL
     # block in `sql! { }` that commits nothing pellc can see (a procedure it calls may);
-    # "sql-call": a Pell fn named in the text of a SQL statement
+    # "sql-call": a Pell fn named in the text of a SQL statement; "plsql-call": a `pkg.proc`
+    # call in a PL/SQL block, a call of a stub's fn if a stub has that name
     kind: str
     span: ast.Span
     what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
@@ -272,6 +273,7 @@ class ModuleFacts:
     path: tuple[str, ...]
     fns: dict[str, FnFacts]
     imports: tuple[tuple[str, ...], ...] = ()  # the modules it imports, as paths
+    stub: bool = False  # a `@stub` module: an Oracle package, which PL/SQL blocks call too
 
     @property
     def name(self) -> str:
@@ -282,6 +284,7 @@ class ModuleFacts:
             "path": list(self.path),
             "fns": [f.to_json() for f in self.fns.values()],
             "imports": [list(i) for i in self.imports],
+            **({"stub": True} if self.stub else {}),  # a build's manifest records no stub
         }
 
     @staticmethod
@@ -293,6 +296,7 @@ class ModuleFacts:
             tuple(str(p) for p in path),
             {f.name: f for f in facts},
             tuple(tuple(str(p) for p in i) for i in imports),
+            data.get("stub") is True,
         )
 
 
@@ -456,6 +460,31 @@ _NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})  # a word or a "quoted
 UNREADABLE = "SQL pellc cannot read (it may be DDL, which commits)"
 
 
+def _block_calls(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> list[Effect]:
+    """The `pkg.proc(...)` and `schema.pkg.proc;` calls of a PL/SQL block (a dotted name before
+    `(` or `;`), each once: `plsql-call` effects, which the call graph resolves to a project's
+    `@stub` modules only (a Pell module's PL/SQL names are not its Pell names)."""
+    if tokens[0].text.lower() not in ("begin", "declare"):
+        return []
+    found: dict[tuple[str, ...], Effect] = {}
+    for index, token in enumerate(tokens):
+        if token.token_type not in _NAMES or (
+            index > 0 and tokens[index - 1].token_type == TokenType.DOT
+        ):
+            continue
+        written = _dotted_name(tokens, index)
+        after = index + 2 * len(written) - 1
+        if (
+            len(written) in (2, 3)
+            and after < len(tokens)
+            and tokens[after].token_type in (TokenType.L_PAREN, TokenType.SEMICOLON)
+        ):
+            what = f"`{'.'.join(written)}` in a PL/SQL block"
+            key = tuple(part.lower() for part in written)
+            found.setdefault(key, Effect("plsql-call", block.span, what, written))
+    return list(found.values())
+
+
 def _sql_effect(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> Effect | None:
     first = tokens[0].text.lower()
     if first not in ENDS_TRANSACTION and first not in ("begin", "declare"):
@@ -537,6 +566,8 @@ def _walk_body(
                     writes = writes or first in DML
                     if sql_names:
                         effects += _sql_calls(node, tokens, sql_names)
+            if tokens and (effect is None or effect.kind != "commit"):
+                effects += _block_calls(node, tokens)
         elif isinstance(node, ast.Call):
             effect = call_effect(node)
             if effect.kind == "call":
@@ -749,14 +780,17 @@ class RetryGraph:
 
     def __init__(self, modules: Iterable[ModuleFacts]) -> None:
         self.modules = {m.name: m for m in modules}
+        # module names as the index finds them, case-blind (`import Shop::Stock;` is shop.stock)
+        self.folded = {name.lower(): m for name, m in self.modules.items()}
         self.calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {}
         for module in self.modules.values():
             for fn in module.fns.values():
                 calls = [
                     (effect, callee)
                     for effect in fn.effects
-                    if effect.kind == "call"
-                    and (callee := self.resolve(module.name, effect.callee)) is not None
+                    if effect.kind in ("call", "plsql-call")
+                    and (callee := self.resolve(module.name, effect.callee, effect.kind))
+                    is not None
                 ]
                 if fn.recover in module.fns and fn.retry_span is not None:
                     # Giving up calls `recover`: what it does, the retried fn does.
@@ -873,18 +907,31 @@ class RetryGraph:
     def fn(self, key: FnKey) -> FnFacts:
         return self.modules[key[0]].fns[key[1]]
 
-    def resolve(self, module: str, path: tuple[str, ...]) -> FnKey | None:
+    def resolve(self, module: str, path: tuple[str, ...], kind: str = "call") -> FnKey | None:
         """The fn a call in `module` names: a fn of its own, or `m::f` for a module it imports
-        as `import ...::m;` (as the checker resolves it), or `a::b::f` for module `a.b`."""
+        as `import ...::m;` (as the checker resolves it), or `a::b::f` for module `a.b`; for a
+        `plsql-call`, a fn of a `@stub` module by its Oracle name."""
+        if kind == "plsql-call":
+            return self._stub_fn(path)
         if len(path) == 1:
             return (module, path[0]) if path[0] in self.modules[module].fns else None
         prefix = path[:-1]
         if len(prefix) == 1:
             imported = [i for i in self.modules[module].imports if i[-1] == prefix[0]]
             prefix = imported[0] if len(imported) == 1 else prefix
-        target = self.modules.get(".".join(prefix))
+        target = self.modules.get(".".join(prefix)) or self.folded.get(".".join(prefix).lower())
         if target is not None and path[-1] in target.fns:
             return target.name, path[-1]
+        return None
+
+    def _stub_fn(self, path: tuple[str, ...]) -> FnKey | None:
+        """The stub fn a PL/SQL block's `pkg.proc` or `schema.pkg.proc` names (Oracle's names
+        are case-blind: so is the match)."""
+        for package in (path[:-1], path[1:-1]):
+            target = self.folded.get(".".join(package).lower()) if package else None
+            if target is not None and target.stub:
+                name = path[-1].lower()
+                return next(((target.name, f) for f in target.fns if f.lower() == name), None)
         return None
 
     def _commits(self) -> dict[FnKey, Commit]:

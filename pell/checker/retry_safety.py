@@ -26,7 +26,8 @@ from pell.checker.retry_facts import (
 from pell.diagnostics import Diagnostic, Note
 
 # Oracle packages pellc has no stub of whose effects a rollback cannot take back, with what
-# they do. A stubbed package's `@irreversible` marks decide for it (pell/stubs).
+# they do. A stubbed package's `@irreversible` marks decide for it (pell/stubs, or the
+# project's own stub, which takes the place of pellc's).
 SIDE_EFFECT_PACKAGES = {
     "utl_tcp": "writes to a socket",
     "utl_mail": "sends mail",
@@ -34,14 +35,16 @@ SIDE_EFFECT_PACKAGES = {
 }
 
 
-def irreversible_call(path: tuple[str, ...]) -> str | None:
-    """What a call to the Oracle procedure `path` does that a rollback cannot undo, or None."""
-    from pell.checker.stubs import shipped_marks, shipped_stub
+def irreversible_call(path: tuple[str, ...], checked: CheckedModule) -> str | None:
+    """What a call in `checked` to the Oracle procedure `path` does that a rollback cannot
+    undo, or None: the `@irreversible` mark of the stub it names, else SIDE_EFFECT_PACKAGES."""
+    from pell.checker.stubs import marks
 
     if len(path) != 2:
         return None
-    if shipped_stub(path[0]):
-        return shipped_marks(path[0], path[1])[1]
+    foreign = checked.imports.find(path[0])
+    if foreign is not None:
+        return marks(foreign.module, path[1])[1] if foreign.is_stub else None
     return SIDE_EFFECT_PACKAGES.get(path[0].lower())
 
 # Values that differ from one attempt to the next when a DML statement uses them.
@@ -431,7 +434,7 @@ def _direct_side_effects(
                         )
         elif isinstance(node, ast.Call):
             path = node.callee.path
-            why = irreversible_call(path)
+            why = irreversible_call(path, checked)
             if why is not None:
                 warn(
                     "side-effect-in-retry",

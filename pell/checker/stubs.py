@@ -3,18 +3,23 @@ caller's transaction.
 
 A stub declares records and bodiless `pub fn`s, with two marks: `@commits("why")` on a
 procedure that commits the caller's transaction, and `@irreversible("why")` on one (or, before
-`module`, on every one) whose effect a rollback cannot undo and a retry would repeat. pellc
-ships stubs in `pell/stubs/` (docs/stubs.md); they carry no `@commits`: which Oracle procedures
-commit is one table, `retry_facts.COMMITTING_CALLS`, read for Pell calls and PL/SQL blocks alike.
+`module`, on every one) whose effect a rollback cannot undo and a retry would repeat. A
+project's own stubs may carry both (`stub_facts`); the stubs pellc ships in `pell/stubs/`
+(docs/stubs.md) carry no `@commits`: which Oracle procedures commit is one table,
+`retry_facts.COMMITTING_CALLS`, read for Pell calls and PL/SQL blocks alike.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from pell import ast
 from pell.diagnostics import Diagnostic
+
+if TYPE_CHECKING:
+    from pell.checker.retry_facts import ModuleFacts
 
 MODULE_ANNOTATIONS = ("stub", "irreversible", "package")
 STUB_FN_ANNOTATIONS = ("commits", "irreversible")
@@ -153,20 +158,37 @@ def marks(module: ast.Module, fn_name: str) -> tuple[str | None, str | None]:
     return found["commits"], found["irreversible"]
 
 
+def stub_facts(module: ast.Module) -> ModuleFacts:
+    """A stub's retry facts: each fn marked `@commits("why")` commits, as a fn whose body holds
+    a COMMIT does, so the checks find it through calls from any module of a project. (pellc's
+    own stubs carry no `@commits`: COMMITTING_CALLS holds their procedures.)"""
+    from pell.checker.retry_facts import Effect, FnFacts, ModuleFacts
+
+    fns: dict[str, FnFacts] = {}
+    for item in module.items:
+        if not isinstance(item, ast.Fn):
+            continue
+        effects = tuple(
+            Effect("commit", annotation.span, _marked(annotation))
+            for annotation in item.annotations
+            if annotation.name == "commits"
+        )
+        known = fns.get(item.name)
+        if known is None or (effects and not known.effects):  # an overload that commits
+            fns[item.name] = FnFacts(item.name, item.name_span, None, None, False, effects)
+    return ModuleFacts(module.path, fns, stub=True)
+
+
+def _marked(annotation: ast.Annotation) -> str:
+    """How messages name a `@commits` mark (one without its text, an error of the stub, still
+    commits)."""
+    why = _reason(annotation, [])
+    return "marked @commits" if why is None else f'marked @commits("{why}")'
+
+
 @functools.cache
 def shipped_stub(package: str) -> bool:
     """Does pellc ship a stub of this Oracle package?"""
     from pell.project import shipped_stubs
 
     return (package.lower(),) in shipped_stubs()
-
-
-@functools.cache
-def shipped_marks(package: str, fn_name: str) -> tuple[str | None, str | None]:
-    """The marks of `package.fn_name` in pellc's own stubs (no stub: none)."""
-    from pell.project import stub_index
-
-    module = stub_index().parsed((package.lower(),))
-    if module is None or not module.is_stub:
-        return None, None
-    return marks(module, fn_name)
