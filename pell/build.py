@@ -188,18 +188,22 @@ def project_wide_findings(
     """The retry-safety findings that only the whole project can see (project_findings), by
     module name, with the project's settings applied: those of the modules at `inputs` (whose
     facts, for those that parsed, are `facts`) through their calls into any module, joined
-    with the facts of the project modules they import, at any depth, and of the project's
-    stubs (called without an import), that are not among the inputs. Whole-project facts stay
+    with the facts of the project modules they import, at any depth, of those whose packages
+    their SQL statements call a fn of (and what these import), and of the project's stubs
+    (both called without an import), that are not among the inputs. Whole-project facts stay
     whole-project whatever subset is built, checked or deployed (language.md section 11): one
     file, or one directory of a project, is checked as a directory build of the whole project
     would check it."""
     from pell import check
+    from pell.checker.retry_facts import sql_packages
     from pell.checker.stubs import stub_facts
 
     given = {path.absolute() for path in inputs}
     joined = list(facts)
     seen: set[Path] = set()
-    for file in [*project.imported_by(inputs), *project.stub_files()]:
+    named = project.package_files(sql_packages(facts))  # SQL calls them with no import
+    imported = project.imported_by([*inputs, *(file.path for file in named)])
+    for file in [*imported, *named, *project.stub_files()]:
         where = file.path.absolute()
         if where in given or where in seen:
             continue  # an input: its facts are among `facts` if it parsed

@@ -121,7 +121,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "retry-recursion": (Severity.ERROR, "a savepoint-scoped retried fn that can call itself"),
     "transaction-already-open": (
         Severity.ERROR,
-        "a transaction-scoped retried fn called where a transaction is certainly open",
+        "a transaction-scoped retried fn called after the caller's DML, which opens a "
+        "transaction whenever it changes a row",
     ),
     "transaction-in-sql": (
         Severity.ERROR,

@@ -301,6 +301,23 @@ class Project:
             and file.module.is_stub
         ]
 
+    def package_files(self, packages: set[str]) -> list[ProjectFile]:
+        """The project files whose module's PL/SQL package has one of these names (lower
+        case, any schema): read from their headers, parsed only for a `@package("name")`."""
+        from pell.naming import package_name
+
+        found = []
+        for file in self.files if packages else ():
+            if file.declares is None:
+                continue
+            chosen = None
+            header = _HEADER.match(file.source.text)
+            if header is not None and "@package" in header.group(0) and file.module is not None:
+                chosen = file.module.chosen_package
+            if package_name(file.declares, chosen)[1] in packages:
+                found.append(file)
+        return found
+
     def dependencies_hash(self, path: Path) -> str:
         """A digest of the text of every project module this file imports, at any depth: an
         unchanged file must be compiled again when one of them changed."""

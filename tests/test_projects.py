@@ -157,9 +157,9 @@ def test_another_modules_transaction_scoped_fn_after_dml_is_an_error(
     assert code == 1
     assert [line for line in lines if ": error: " in line] == [
         f"{tmp_path / 'b.pell'}:7:5: error: `shop.payments::charge_now` calls transaction-scoped "
-        "`shop.payments::charge`, which refuses to start inside an open transaction, and the "
-        "DML before this call has opened one, so the call always raises pell_transaction_open  "
-        "[transaction-already-open]"
+        "`shop.payments::charge`, which refuses to start inside an open transaction; the DML "
+        "before this call opens one whenever it changes a row, and the call then raises "
+        "pell_transaction_open  [transaction-already-open]"
     ]
     # the build refuses it too, and writes nothing of the module
     assert main(["build", str(tmp_path), "-d", str(tmp_path / "out")]) == 1

@@ -205,6 +205,69 @@ TABLE: tuple[Builtin, ...] = (
 BUILTINS: dict[str, Builtin] = {b.name: b for b in TABLE}
 BY_PLSQL: dict[str, Builtin] = {b.plsql: b for b in TABLE}
 
+# Every Oracle SQL built-in function called as `name(...)`, in lower case: the TABLE above is
+# the part Pell code calls; this is what a SQL statement's bare `name(` means (a test keeps
+# TABLE inside it). In SQL, such a name is the built-in, not a fn of the package of the same
+# name: "the STANDARD/builtin declaration will be chosen over the local declaration in SQL
+# statements" (Database Error Messages, PLW-05004, Cause). By the categories of the SQL
+# Language Reference (19c, 23ai), "Functions" chapter; FIRST, LAST, DEPTH, PATH and VALUE,
+# written only inside other constructs (KEEP, UNDER_PATH, object tables), are left out.
+SQL_FUNCTIONS = frozenset(
+    """
+    abs acos asin atan atan2 bitand ceil cos cosh exp floor ln log mod nanvl power remainder
+    round sign sin sinh sqrt tan tanh trunc width_bucket
+
+    chr concat initcap lower lpad ltrim nchr nls_initcap nls_lower nls_upper nlssort
+    regexp_replace regexp_substr replace rpad rtrim soundex substr substrb substrc substr2
+    substr4 translate treat trim upper
+    nls_charset_decl_len nls_charset_id nls_charset_name collation nls_collation_id
+    nls_collation_name
+    ascii instr instrb instrc instr2 instr4 length lengthb lengthc length2 length4
+    regexp_count regexp_instr
+
+    add_months current_date current_timestamp dbtimezone extract from_tz last_day
+    localtimestamp months_between new_time next_day numtodsinterval numtoyminterval
+    ora_dst_affected ora_dst_convert ora_dst_error sessiontimezone sys_extract_utc sysdate
+    systimestamp to_timestamp to_timestamp_tz to_dsinterval to_yminterval tz_offset
+
+    greatest least
+
+    asciistr bin_to_num cast chartorowid compose convert decompose hextoraw rawtohex
+    rawtonhex rowidtochar rowidtonchar scn_to_timestamp timestamp_to_scn to_binary_double
+    to_binary_float to_blob to_char to_clob to_date to_lob to_multi_byte to_nchar to_nclob
+    to_number to_single_byte unistr validate_conversion
+
+    bfilename empty_blob empty_clob
+    cardinality collect powermultiset powermultiset_by_cardinality set
+    sys_connect_by_path
+
+    existsnode extractvalue sys_dburigen sys_xmlagg sys_xmlgen xmlagg xmlcast xmlcdata
+    xmlcolattval xmlcomment xmlconcat xmldiff xmlelement xmlexists xmlforest xmlisvalid
+    xmlparse xmlpatch xmlpi xmlquery xmlroot xmlsequence xmlserialize xmltable xmltransform
+    json_array json_arrayagg json_dataguide json_mergepatch json_object json_objectagg
+    json_query json_serialize json_table json_transform json_value
+
+    decode dump ora_hash standard_hash vsize
+    coalesce lnnvl nullif nvl nvl2
+    con_dbid_to_id con_guid_to_id con_name_to_id con_uid_to_id ora_invoking_user
+    ora_invoking_userid sys_context sys_guid sys_typeid uid user userenv
+
+    any_value approx_count approx_count_distinct approx_count_distinct_agg
+    approx_count_distinct_detail approx_median approx_percentile approx_percentile_agg
+    approx_percentile_detail approx_rank approx_sum avg bit_and_agg bit_or_agg bit_xor_agg
+    checksum corr corr_k corr_s count covar_pop covar_samp cume_dist dense_rank group_id
+    grouping grouping_id kurtosis_pop kurtosis_samp listagg max median min percent_rank
+    percentile_cont percentile_disc rank regr_avgx regr_avgy regr_count regr_intercept
+    regr_r2 regr_slope regr_sxx regr_sxy regr_syy skewness_pop skewness_samp stddev
+    stddev_pop stddev_samp sum to_approx_count_distinct to_approx_percentile var_pop
+    var_samp variance
+    first_value lag last_value lead nth_value ntile ratio_to_report row_number
+
+    deref make_ref ref reftohex
+    cv iteration_number presentnnv presentv previous
+    """.split()
+)
+
 # EXTRACT's fields Pell takes: those of a DATE or a TIMESTAMP (the TIMEZONE_* ones need a
 # TIMESTAMP WITH TIME ZONE, which Pell has not). HOUR, MINUTE and SECOND need a TIMESTAMP:
 # EXTRACT treats a DATE as an ANSI date, without time fields (EXTRACT-datetime.html).

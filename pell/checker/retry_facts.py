@@ -274,6 +274,9 @@ class ModuleFacts:
     fns: dict[str, FnFacts]
     imports: tuple[tuple[str, ...], ...] = ()  # the modules it imports, as paths
     stub: bool = False  # a `@stub` module: an Oracle package, which PL/SQL blocks call too
+    # its PL/SQL package as SQL text names it: (schema, package), or (package,) without a
+    # schema; () for a stub, whose fns no SQL-call resolves to
+    package: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -284,19 +287,23 @@ class ModuleFacts:
             "path": list(self.path),
             "fns": [f.to_json() for f in self.fns.values()],
             "imports": [list(i) for i in self.imports],
+            "package": list(self.package),
             **({"stub": True} if self.stub else {}),  # a build's manifest records no stub
         }
 
     @staticmethod
     def from_json(data: dict[str, object]) -> ModuleFacts:
         path, fns, imports = data["path"], data["fns"], data["imports"]
+        package = data["package"]  # none: facts of an older pellc, compiled again
         assert isinstance(path, list) and isinstance(fns, list) and isinstance(imports, list)
+        assert isinstance(package, list)
         facts = [FnFacts.from_json(f) for f in fns]
         return ModuleFacts(
             tuple(str(p) for p in path),
             {f.name: f for f in facts},
             tuple(tuple(str(p) for p in i) for i in imports),
             data.get("stub") is True,
+            tuple(str(p) for p in package),
         )
 
 
@@ -531,7 +538,7 @@ def ends_transaction(block: ast.SqlBlock) -> str | None:
 def _walk_body(
     fn: ast.Fn,
     not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]],
-    sql_names: dict[str, tuple[str, ...]],
+    own_sql: frozenset[str],
 ) -> tuple[list[Effect], dict[str, ast.Span]]:
     """One pass over a fn's body and its `finally` (which runs on every way out: what it
     commits or calls, the fn does): commits, `transaction { }` blocks, calls, PL/SQL blocks
@@ -564,8 +571,7 @@ def _walk_body(
                     effects.append(Effect("plsql", node.span, "a PL/SQL block"))
                 elif first in _SQL_STATEMENTS:
                     writes = writes or first in DML
-                    if sql_names:
-                        effects += _sql_calls(node, tokens, sql_names)
+                    effects += _sql_calls(node, tokens, own_sql)
             if tokens and (effect is None or effect.kind != "commit"):
                 effects += _block_calls(node, tokens)
         elif isinstance(node, ast.Call):
@@ -655,14 +661,17 @@ def _sql_name(token: Token) -> str | None:
     return None
 
 
-def _sql_calls(
-    block: ast.SqlBlock, tokens: tuple[Token, ...], sql_names: dict[str, tuple[str, ...]]
-) -> list[Effect]:
-    """The Pell fns a SQL statement names: `price(:id)` (this module's, called in its own
-    package), `shop.price(:id)` or `app.shop.price(:id)` (its package's name, with the
-    schema or not), each at the name in the text. A bare name counts only before `(`: without
-    it a column of the same name would win. Names after a dot or a colon (a column of a
-    table, a bind) are not the start of one, and neither is a table name (`insert into t (`)."""
+def _sql_calls(block: ast.SqlBlock, tokens: tuple[Token, ...], own: frozenset[str]) -> list[Effect]:
+    """What a SQL statement calls that may be a Pell fn, each at the name in the text, as its
+    lower-case parts: `price(:id)`, when `own` (this module's fns, by PL/SQL name) has it;
+    `pricing.price(:id)` or `shop.pricing.price(:id)`, a package's fn, with the schema or not,
+    of any module of the project (raw SQL needs no Pell import: `RetryGraph` resolves it).
+    Only a name before `(` is a call: without one, a bare name is a column, and a dotted one
+    a column qualified by its table or alias (`orders.total`), as SQL resolves it first
+    ("the names of database columns take precedence over the names of functions with no
+    parameters", SQL Language Reference, "About User-Defined Functions", Name Precedence).
+    A name after a dot or a colon (a bind) starts none, and neither does a table name
+    (`insert into t (`)."""
     found: list[Effect] = []
     tables: set[int] | None = None
     index = 0
@@ -682,11 +691,8 @@ def _sql_calls(
             parts.append(part)
             last = tokens[index + 1]
             index += 2
-        callee = sql_names.get(".".join(parts))
-        if callee is None:
-            continue
         called = index < len(tokens) and tokens[index].token_type == TokenType.L_PAREN
-        if len(parts) == 1 and not called:
+        if not called or len(parts) > 3 or (len(parts) == 1 and name not in own):
             continue
         if tables is None:
             tables = {offset for _, _, offset in sqltext.tables_named(block.text)}
@@ -694,36 +700,28 @@ def _sql_calls(
             continue
         span = ast.Span(block.text_start + token.start, block.text_start + last.end + 1)
         written = block.text[token.start : last.end + 1]
-        found.append(Effect("sql-call", span, f"`{written}`", callee))
+        found.append(Effect("sql-call", span, f"`{written}`", tuple(parts)))
     return found
 
 
-def _sql_names(checked: CheckedModule) -> dict[str, tuple[str, ...]]:
-    """The names by which SQL in this module's package can call a Pell fn of the project: its
-    own fns bare or with the package's name, and the fns of the modules it imports with their
-    package's name (bare too when both packages are in the same schema) -> the fn, as a call
-    written in Pell names it (`f`, or the module's path and `f`). PL/SQL names as
-    `pell.naming` gives them."""
-    schema, package = naming.module_package(checked.module)
-    names: dict[str, tuple[str, ...]] = {}
-    own = [package, f"{schema}.{package}"] if schema else [package]
-    for name in checked.fns:
-        plsql = naming.fn_name(name)
-        for prefix in ("", *(f"{p}." for p in own)):
-            names[prefix + plsql] = (name,)
-    for foreign in checked.imports.foreign.values():
-        if foreign.is_stub:
-            continue
-        other_schema, other_package = naming.module_package(foreign.module)
-        prefixes = [f"{other_schema}.{other_package}" if other_schema else other_package]
-        if other_schema is not None and other_schema == schema:
-            prefixes.append(other_package)
-        for item in foreign.module.items:
-            if isinstance(item, ast.Fn):
-                for prefix in prefixes:
-                    key = f"{prefix}.{naming.fn_name(item.name)}"
-                    names.setdefault(key, (*foreign.module.path, item.name))
-    return names
+def _own_sql_names(checked: CheckedModule) -> frozenset[str]:
+    """The module's fns that a bare name in its SQL calls, by PL/SQL name (`pell.naming`): not
+    one that is a SQL built-in's, which SQL calls instead (builtins.SQL_FUNCTIONS)."""
+    from pell.checker.builtins import SQL_FUNCTIONS
+
+    return frozenset(naming.fn_name(name) for name in checked.fns) - SQL_FUNCTIONS
+
+
+def sql_packages(modules: Iterable[ModuleFacts]) -> set[str]:
+    """The packages the SQL statements of `modules` call a fn of (`pkg.f(`, `schema.pkg.f(`),
+    by package name: the project modules a build must join to resolve those calls."""
+    return {
+        effect.callee[-2]
+        for module in modules
+        for fn in module.fns.values()
+        for effect in fn.effects
+        if effect.kind == "sql-call" and len(effect.callee) > 1
+    }
 
 
 def _innermost(span: ast.Span, blocks: list[ast.Span]) -> ast.Span | None:
@@ -742,10 +740,10 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
     """The module's facts, and the Pell errors each fn raises itself (for `retry-own-error`)."""
     fns = {}
     raised = {}
-    sql_names = _sql_names(checked)
+    own_sql = _own_sql_names(checked)
     for name, fn in checked.fns.items():
         annotations = {a.name for a in fn.decl.annotations}
-        effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, sql_names)
+        effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, own_sql)
         fns[name] = FnFacts(
             name,
             fn.decl.name_span,
@@ -758,7 +756,9 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
         )
     imports = tuple(i.path for i in checked.module.imports)
-    return ModuleFacts(checked.module.path, fns, imports), raised
+    schema, package = naming.module_package(checked.module)
+    plsql = (schema, package) if schema else (package,)
+    return ModuleFacts(checked.module.path, fns, imports, package=plsql), raised
 
 
 # ---- the call graph ----------------------------------------------------------
@@ -797,6 +797,13 @@ class RetryGraph:
                     recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
                     calls.append((recover, (module.name, fn.recover)))
                 self.calls[(module.name, fn.name)] = calls
+        # each module's package, by the name SQL text gives it (a clash of two is an error
+        # of its own: the first, in the modules' order, is taken)
+        self.packages: dict[tuple[str, ...], ModuleFacts] = {}
+        for module in self.modules.values():
+            if module.package:
+                self.packages.setdefault(module.package, module)
+        self._plsql_fns: dict[str, dict[str, str]] = {}
         # the Pell fns each fn's SQL statements call: no edges of the call graph (a fn a
         # query calls runs in the query, where `transaction-in-sql` checks it)
         self.sql_calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {
@@ -804,7 +811,7 @@ class RetryGraph:
                 (effect, callee)
                 for effect in fn.effects
                 if effect.kind == "sql-call"
-                and (callee := self.resolve(module.name, effect.callee)) is not None
+                and (callee := self._sql_fn(module, effect.callee)) is not None
             ]
             for module in self.modules.values()
             for fn in module.fns.values()
@@ -863,9 +870,10 @@ class RetryGraph:
         return len(effect.callee) > 1 and not shipped_stub(effect.callee[0])
 
     def open_at(self, key: FnKey, call: Effect) -> bool:
-        """Whether a transaction is certainly open when fn `key` makes `call`: DML of the fn
-        ran before it on every path (`Effect.opened_by`), and nothing that may end the
-        transaction comes between them (the call's arguments, run before it, included)."""
+        """Whether fn `key` makes `call` inside the transaction of its own DML (open once that
+        DML changed a row): DML of the fn ran before it on every path (`Effect.opened_by`),
+        and nothing that may end the transaction comes between them (the call's arguments,
+        run before it, included)."""
         opened = call.opened_by
         if opened is None:
             return False
@@ -923,6 +931,27 @@ class RetryGraph:
         if target is not None and path[-1] in target.fns:
             return target.name, path[-1]
         return None
+
+    def _sql_fn(self, caller: ModuleFacts, parts: tuple[str, ...]) -> FnKey | None:
+        """The Pell fn a SQL statement of module `caller` names (PL/SQL names, lower case): `f`,
+        its own; `pkg.f`, of its own package, else of the package `pkg` of its schema or of
+        one with no schema; `schema.pkg.f`, of that package. SQL resolves the names of the
+        package its PL/SQL runs in, and the schema's objects, with no Pell import."""
+        prefix = parts[:-1]
+        target: ModuleFacts | None
+        if not prefix or prefix == caller.package or prefix == caller.package[-1:]:
+            target = caller
+        elif len(prefix) == 1 and len(caller.package) == 2:
+            target = self.packages.get((caller.package[0], *prefix)) or self.packages.get(prefix)
+        else:
+            target = self.packages.get(prefix)
+        if target is None:
+            return None
+        fns = self._plsql_fns.get(target.name)
+        if fns is None:  # by PL/SQL name: `delete` is `fn_delete` there
+            fns = self._plsql_fns[target.name] = {naming.fn_name(f): f for f in target.fns}
+        name = fns.get(parts[-1])
+        return (target.name, name) if name is not None else None
 
     def _stub_fn(self, path: tuple[str, ...]) -> FnKey | None:
         """The stub fn a PL/SQL block's `pkg.proc` or `schema.pkg.proc` names (Oracle's names

@@ -254,11 +254,14 @@ def _parse_risks(
 def _refused_calls(
     graph: RetryGraph, key: FnKey, name_of: Callable[[FnKey], str]
 ) -> dict[int, Diagnostic]:
-    """`transaction-already-open`: calls of fn `key` that reach a transaction-scoped fn while
-    a transaction is certainly open (DML of the fn ran before, on every path, and nothing
-    between may have ended it), by id of the call's effect. The retried fn checks
-    `DBMS_TRANSACTION.LOCAL_TRANSACTION_ID` on entry and raises pell_transaction_open: such
-    a call fails every time, and in a `finally` it replaces the body's own error."""
+    """`transaction-already-open`: calls of fn `key` that reach a transaction-scoped fn after
+    the fn's own DML (run before, on every path, and nothing between may have ended the
+    transaction), by id of the call's effect. The retried fn checks
+    `DBMS_TRANSACTION.LOCAL_TRANSACTION_ID` on entry and raises pell_transaction_open: such a
+    call fails whenever the DML changed a row (Oracle's documents do not say whether one that
+    changed none opens a transaction; an error all the same: a transaction-scoped entry point
+    belongs before any DML of its caller), and in a `finally` it replaces the body's own
+    error."""
     found: dict[int, Diagnostic] = {}
     for effect, callee in graph.calls[key]:
         target = graph.refuses_open.get(callee)
@@ -270,25 +273,26 @@ def _refused_calls(
             if target == callee
             else f"{name_of(callee)} calls transaction-scoped {name_of(target)}, which"
         )
-        notes = [Note("this DML opens the transaction", effect.opened_by)]
+        notes = [Note("this DML opens a transaction when it changes a row", effect.opened_by)]
         retry_span = graph.fn(target).retry_span
         if target[0] == key[0] and retry_span is not None:
             notes.append(Note(f"{name_of(target)} is retried here", retry_span))
         cleanup = graph.fn(key).finally_span
         if cleanup is not None and effect.opened_by.end <= cleanup.start <= effect.span.start:
             opened = (
-                "this `finally` runs after the body's DML on every normal return, with the "
-                "transaction it opened: the call always raises pell_transaction_open there, in "
-                "place of the fn's result (and of the body's own error, after that DML)"
+                "this `finally` runs after the body's DML on every normal return, and that DML "
+                "opens a transaction whenever it changes a row: the call then raises "
+                "pell_transaction_open there, in place of the fn's result (and of the body's "
+                "own error, after that DML)"
             )
         else:
             opened = (
-                "the DML before this call has opened one, so the call always raises "
-                "pell_transaction_open"
+                "the DML before this call opens one whenever it changes a row, and the call "
+                "then raises pell_transaction_open"
             )
         found[id(effect)] = Diagnostic.of(
             "transaction-already-open",
-            f"{what} refuses to start inside an open transaction, and {opened}",
+            f"{what} refuses to start inside an open transaction; {opened}",
             effect.span,
             (
                 "call it where no transaction is open (before any DML, or after a commit), "
