@@ -41,34 +41,89 @@ class SqlShape:
     limit_before_skip: tuple[str, int] | None = None
 
 
-def _row_clause(tokens: tuple[Token, ...]) -> str | None:
+# Token kinds whose text is a value, not a word: strings (their text is the string's value)
+# and "quoted" identifiers. A keyword is never one of them: `where kind = 'fetch'` and
+# `select "FETCH"` name no FETCH clause.
+_QUOTED = frozenset(
+    {
+        TokenType.IDENTIFIER,
+        TokenType.STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.UNICODE_STRING,
+        TokenType.RAW_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+    }
+)
+
+
+def _words(tokens: tuple[Token, ...]) -> list[str]:
+    """Each token's text in lower case, "" for a string or a quoted identifier."""
+    return ["" if token.token_type in _QUOTED else token.text.lower() for token in tokens]
+
+
+def _depths(tokens: tuple[Token, ...]) -> list[int]:
+    """Each token's parenthesis depth; a parenthesis is at the depth outside it."""
+    depths = []
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.R_PAREN:
+            depth -= 1
+        depths.append(depth)
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+    return depths
+
+
+def _row_limits(words: list[str], depths: list[int]) -> list[int]:
+    """Where the query's own row-limiting clause starts (its OFFSET, its FETCH), at depth 0:
+    `[OFFSET n {ROW | ROWS}] [FETCH {FIRST | NEXT} ... {ROW | ROWS} {ONLY | WITH TIES}]` (SQL
+    Language Reference, SELECT, row_limiting_clause). OFFSET and FETCH are not Oracle SQL
+    reserved words (SQL Language Reference, "Oracle SQL Reserved Words"; tests/
+    test_reserved_words.py types the list), so a column may be named either (`select id,
+    offset from msgs`); ROW and ROWS are reserved. So the clause is found from its ROW or ROWS:
+    before ONLY or WITH, the ROWS of a FETCH FIRST|NEXT; else of an OFFSET. A MODEL clause's
+    RETURN {ALL | UPDATED} ROWS is the one other ROWS a query holds at its own level."""
+    starts = []
+    for index, word in enumerate(words):
+        model_rows = index >= 2 and words[index - 2] == "return"
+        if depths[index] or word not in ("row", "rows") or model_rows:
+            continue
+        fetch = words[index + 1 : index + 2] in (["only"], ["with"])
+        opening = "fetch" if fetch else "offset"
+        start = next(
+            (at for at in range(index - 1, -1, -1) if not depths[at] and words[at] == opening),
+            None,
+        )
+        if start is not None and (
+            not fetch or words[start + 1 : start + 2] in (["first"], ["next"])
+        ):
+            starts.append(start)
+    return sorted(set(starts))
+
+
+def _row_clause(
+    tokens: tuple[Token, ...], words: list[str], depths: list[int], limits: list[int]
+) -> str | None:
     """The first top-level clause that locks or limits rows: `.first()` cannot add its own
     FETCH FIRST after one (Oracle allows one row-limiting clause per query, before FOR UPDATE,
     and none with FOR UPDATE)."""
-    depth = 0
-    for index, token in enumerate(tokens):
-        kind = token.token_type
-        if kind == TokenType.L_PAREN:
-            depth += 1
-        elif kind == TokenType.R_PAREN:
-            depth -= 1
-        elif depth == 0:
-            word = token.text.lower()
-            following = tokens[index + 1].text.lower() if index + 1 < len(tokens) else ""
-            if word == "for" and following == "update":
-                return "FOR UPDATE"
-            if word in ("fetch", "offset"):
-                return word.upper()
+    for index, word in enumerate(words):
+        if depths[index] == 0 and word == "for" and words[index + 1 : index + 2] == ["update"]:
+            return "FOR UPDATE"
+        if index in limits:
+            return tokens[index].text.upper()
     return None
 
 
-def _skip_locked(tokens: tuple[Token, ...]) -> tuple[bool, tuple[str, int] | None]:
+def _skip_locked(
+    tokens: tuple[Token, ...], words: list[str], limits: list[int]
+) -> tuple[bool, tuple[str, int] | None]:
     """Does the query end in FOR UPDATE ... SKIP LOCKED, and what, at its own level, limits
     its rows first: ROWNUM after the top-level FROM (in WHERE, ON, CONNECT BY: a predicate),
-    or FETCH or OFFSET. A parenthesis that opens with SELECT or WITH is a subquery, another
-    level; any other (`where (a or rownum = 1)`) stays at this one."""
+    or its row-limiting clause (FETCH or OFFSET). A parenthesis that opens with SELECT or WITH
+    is a subquery, another level; any other (`where (a or rownum = 1)`) stays at this one.
+    Only unquoted words count: `'rownum'` is a string, `"ROWNUM"` a column."""
     subqueries: list[bool] = []  # per open parenthesis: does it open a subquery?
-    words = [token.text.lower() for token in tokens]
     seen_from = seen_for_update = skip = False
     limit: tuple[str, int] | None = None
     for index, token in enumerate(tokens):
@@ -91,9 +146,7 @@ def _skip_locked(tokens: tuple[Token, ...]) -> tuple[bool, tuple[str, int] | Non
             seen_for_update = True
         elif top and seen_for_update and word == "skip" and following_word == "locked":
             skip = True
-        elif limit is None and (
-            (word == "rownum" and seen_from) or (top and word in ("fetch", "offset"))
-        ):
+        elif limit is None and ((word == "rownum" and seen_from) or index in limits):
             limit = (token.text, token.start)
     return skip, limit if skip else None
 
@@ -193,7 +246,12 @@ def analyse(sql: str) -> SqlShape:
         if item_tokens:
             items.append((item_tokens[0].start, item_tokens[-1].end + 1))
             names.append(_item_name(item_tokens))
-    skip_locked, limit_before_skip = _skip_locked(tokens) if is_select else (False, None)
+    row_clause, skip_locked, limit_before_skip = None, False, None
+    if is_select:
+        words, depths = _words(tokens), _depths(tokens)
+        limits = _row_limits(words, depths)
+        row_clause = _row_clause(tokens, words, depths, limits)
+        skip_locked, limit_before_skip = _skip_locked(tokens, words, limits)
     return SqlShape(
         tokens,
         binds,
@@ -202,7 +260,7 @@ def analyse(sql: str) -> SqlShape:
         tuple(names),
         from_offset,
         _returning_count(tokens),
-        _row_clause(tokens) if is_select else None,
+        row_clause,
         skip_locked,
         limit_before_skip,
     )

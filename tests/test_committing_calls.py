@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pell import ast, compile_source
 from pell.checker.retry_facts import COMMITTING_CALLS, committing_call, ends_transaction
 from pell.project import shipped_stubs, stub_index
+from pell.verify import interpreter, schedules, verify
 
 ROOT = Path(__file__).parent.parent
 
@@ -64,6 +66,14 @@ def test_the_shipped_stubs_leave_commits_to_the_table() -> None:
         (("dbms_sql", "parse"), False),  # only when its text is DDL: read from the text
         (("refresh",), False),
         (("reports", "dbms_mview", "refresh"), False),  # a Pell module path, not a package
+        # DBMS_TRANSACTION: COMMIT and ROLLBACK end the transaction (review D5); a rollback to
+        # a savepoint keeps it, and ROLLBACK FORCE acts on an in-doubt transaction only
+        (("dbms_transaction", "commit"), True),
+        (("DBMS_TRANSACTION", "COMMIT_COMMENT"), True),
+        (("dbms_transaction", "rollback"), True),
+        (("dbms_transaction", "rollback_savepoint"), False),
+        (("dbms_transaction", "rollback_force"), False),
+        (("dbms_transaction", "savepoint"), False),
     ],
 )
 def test_committing_call(path: tuple[str, ...], commits: bool) -> None:
@@ -116,6 +126,27 @@ def _ends(sql: str) -> str | None:
         ("begin dbms_sql.parse(c, l_text, dbms_sql.native); n := dbms_sql.execute(c); end;", None),
         ("begin dbms_output.put_line('commit'); end;", None),  # a string is no statement
         ("begin execute immediate 'insert into t values (1)'; end;", None),
+        # COMMIT and ROLLBACK as statements, wherever a statement starts
+        ("begin commit; end;", "COMMIT in a PL/SQL block"),
+        ("begin if n > 0 then commit write nowait; else rollback work; end if; end;", "COMMIT"),
+        ("begin for r in (select 1 from dual) loop commit; end loop; end;", "COMMIT"),
+        ("begin <<done>> rollback; end;", "ROLLBACK in a PL/SQL block"),
+        ("begin null; exception when others then rollback; raise; end;", "ROLLBACK"),
+        ("begin commit comment 'nightly'; end;", "COMMIT"),
+        ("begin rollback to savepoint s; end;", None),
+        # a column or field named commit or rollback is no statement (review D5)
+        ("declare s varchar2(40); begin select b.commit into s from builds b; end;", None),
+        ("begin update builds b set b.rollback = 'n' where b.commit = 'x'; end;", None),
+        ("begin select commit into s from builds; end;", None),
+        ("begin update builds set commit = :sha; end;", None),
+        ("begin select case when n = 1 then commit else rollback end into s from b; end;", None),
+        ("begin l_build.commit := 'x'; end;", None),
+        # DBMS_TRANSACTION's procedures that end it, in any case and with a schema (review D5)
+        ("begin dbms_transaction.commit; end;", "`dbms_transaction.commit` in a PL/SQL block"),
+        ("begin SYS.DBMS_TRANSACTION.ROLLBACK; end;", "`SYS.DBMS_TRANSACTION.ROLLBACK` in a"),
+        ("begin dbms_transaction.commit_comment('nightly'); end;", "(runs COMMIT (documented))"),
+        ("begin dbms_transaction.rollback_savepoint('s'); end;", None),
+        ("begin dbms_transaction.rollback_force('1.21.17'); end;", None),
     ],
 )
 def test_a_plsql_block_ends_the_transaction(sql: str, ends: str | None) -> None:
@@ -148,6 +179,65 @@ pub fn b() {
         ("commit-in-retry", 6),
         ("commit-in-transaction", 11),
     ]
+
+
+def test_dbms_transaction_commit_is_refused_and_a_column_named_commit_is_not() -> None:
+    """Review D5: `b.commit` (a git SHA column) is no COMMIT; DBMS_TRANSACTION.COMMIT and
+    COMMIT_COMMENT, called from Pell or from a PL/SQL block, are."""
+    source = """module m;
+
+import dbms_transaction;
+
+@retry(n = 3, on = [busy])
+pub fn a(id: number) {
+    sql! {
+        declare
+            l_sha varchar2(40);
+        begin
+            select b.commit into l_sha from builds b where b.id = :id;
+            update builds b set b.rollback = 'n' where b.id = :id;
+        end;
+    };
+}
+
+@retry(n = 3, on = [busy])
+pub fn b(id: number) {
+    sql! { update t set a = 1 where id = :id };
+    dbms_transaction::commit_comment("nightly");
+    sql! { begin dbms_transaction.commit; end; };
+}
+"""
+    assert _codes(source) == [("commit-in-retry", 20), ("commit-in-retry", 21)]
+
+
+def test_verify_runs_dbms_transaction_rollback_as_a_rollback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """pellc verify models a Pell call of DBMS_TRANSACTION.ROLLBACK as the ROLLBACK it is: the
+    work before it is undone, not committed."""
+    source = """module m;
+
+import dbms_transaction;
+
+pub fn undo(id: number) {
+    sql! { update t set a = 1 where id = :id };
+    dbms_transaction::rollback();
+}
+"""
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    logs: list[str] = []
+
+    class Recorded(interpreter.Run):
+        def call_top(self, *args: Any) -> None:
+            super().call_top(*args)
+            logs.extend(text for text, _ in self.log)
+
+    monkeypatch.setattr(schedules, "Run", Recorded)
+    verify([result])
+    ended = [text for text in logs if "dbms_transaction::rollback" in text and "ends" in text]
+    assert ended and all("update t set" in text.split("undoes")[1] for text in ended), logs
+    assert not any("dbms_transaction::rollback commits" in text for text in logs)
 
 
 def test_a_parse_of_a_text_pellc_cannot_read_is_a_warning_where_it_may_commit() -> None:

@@ -9,9 +9,10 @@ from typing import Any
 
 import parseora
 import pytest
+from conftest import assert_oracle_accepts
 from verify_checks import retry_parts, tree
 
-from pell import compile_source, plsql
+from pell import compile_source, plsql, sqltext
 from pell.compiler import CompileResult
 from pell.verify import interpreter, schedules, verify
 
@@ -253,6 +254,16 @@ def test_no_schedule_reopens_the_claim_cursor_or_leaves_it_open(
         ("select rownum, id from t for update skip locked", None),
         ("select id from t where rownum = 1 for update", None),
         ("select id from t where rownum = 1 for update nowait", None),
+        # words in strings and quoted names are no keywords; OFFSET and FETCH, not reserved,
+        # may name columns (review D3)
+        ("select id from t where kind = 'fetch' for update skip locked", None),
+        ("select id from t where note <> 'rownum' and k = q'[offset]' for update skip locked", None),
+        ('select id from t where "ROWNUM" = 1 and "FETCH" = 2 for update skip locked', None),
+        ("select id, offset from t where offset > 0 order by offset for update skip locked", None),
+        ("select id from t where fetch = 'next' for update skip locked", None),
+        # a column named OFFSET, then the clause: the clause's word is the one warned
+        ("select id from t order by offset offset 2 rows for update skip locked", "OFFSET"),
+        ("select id from t order by fetch fetch next 2 rows only for update skip locked", "FETCH"),
     ],
 )
 def test_rownum_fetch_or_offset_under_skip_locked_is_a_warning_on_oracle_only(
@@ -266,9 +277,120 @@ def test_rownum_fetch_or_offset_under_skip_locked_is_a_warning_on_oracle_only(
         assert len(warned) == 1 and warned[0].message.startswith(f"{word} limits the rows")
         start = warned[0].span.start
         assert source[start : start + len(word)].upper() == word
+        if word != "ROWNUM":  # the clause's own word, after a column of the same name
+            assert start == source.upper().rindex(f" {word} ") + 1
     # PostgreSQL applies LIMIT after locking, and has no ROWNUM: no warning there
     postgres = compile_source(source, "m.pell", "postgres").diagnostics
     assert [d for d in postgres if d.code == "rownum-skip-locked"] == []
+
+
+def test_the_rownum_warning_says_a_batch_gets_fewer_rows_not_none() -> None:
+    """`rownum <= 10` under SKIP LOCKED: each kept row another session holds is a row fewer;
+    no row at all only when every kept row is held (review D6)."""
+    source = """module m;
+pub fn f() -> list<number> {
+    let ids: list<number> = sql! {
+        select id from jobs where rownum <= 10 for update skip locked
+    }.collect();
+    return ids;
+}
+"""
+    [warned] = compile_source(source, "m.pell").diagnostics
+    assert warned.code == "rownum-skip-locked"
+    assert "fewer rows than ROWNUM allows" in warned.message
+    assert "none when other sessions hold every row it keeps" in warned.message
+    assert "finds no row" not in warned.message
+
+
+CLAIMS_WITH_KEYWORD_WORDS = """module crawl;
+
+pub record Job { id: number, kind: text }
+pub record Msg { id: number, offset: number }
+
+pub fn claim_fetch_job() -> Job {
+    let job: Job = sql! {
+        select id, kind from jobs where kind = 'fetch' and state = 'ready' for update skip locked
+    }.first();
+    return job;
+}
+
+pub fn claim_unnoted() -> Job {
+    let job: Job = sql! { select id, kind from jobs where note <> 'rownum' for update skip locked }.first();
+    return job;
+}
+
+pub fn claim_offset_column() -> Msg {
+    let m: Msg = sql! { select id, offset from msgs where state = 'ready' for update skip locked }.first();
+    return m;
+}
+
+pub fn claim_quoted() -> Job {
+    let job: Job = sql! {
+        select id, "FETCH" as kind from jobs where state = 'ready' for update skip locked
+    }.first();
+    return job;
+}
+
+pub fn first_fetch_job() -> Job {
+    let job: Job = sql! { select id, kind from jobs where kind = 'offset' order by id }.first();
+    return job;
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["23ai", "postgres"])
+def test_first_on_a_claim_with_fetch_or_offset_in_a_string_or_a_name_compiles(target: str) -> None:
+    """The claim docs/retry.md recommends, `.first()` under SKIP LOCKED, on queries holding
+    the words FETCH, OFFSET or ROWNUM in a string, a quoted name or as a column: no clause, so
+    no sql-syntax error and no rownum-skip-locked warning (review D3)."""
+    result = compile_source(CLAIMS_WITH_KEYWORD_WORDS, "crawl.pell", target)
+    assert [(d.code, d.message) for d in result.diagnostics] == []
+    assert result.sql is not None
+    if target == "23ai":
+        assert result.sql.count("CURSOR c_pell_first IS") == 4  # the four claims
+        assert result.sql.count("FETCH FIRST 1 ROWS ONLY") == 1  # the plain query
+        assert_oracle_accepts(result.sql)
+
+
+def test_first_on_a_claim_with_its_own_row_limit_says_the_cursor_fetches_one_row() -> None:
+    """Under SKIP LOCKED `.first()` adds no FETCH FIRST: the error says what it does and why
+    the query's own FETCH or OFFSET is refused (review D3)."""
+    source = """module m;
+pub fn f() -> number? {
+    let n: number? = sql! { select id from jobs order by id fetch first 5 rows only for update skip locked }.first();
+    return n;
+}
+"""
+    errors = [d for d in compile_source(source, "m.pell").diagnostics if d.code == "sql-syntax"]
+    assert [d.message for d in errors] == [
+        "`.first()` on a SKIP LOCKED query fetches one row from a cursor, but this query has "
+        "FETCH: Oracle allows no row-limiting clause with FOR UPDATE"
+    ]
+    assert errors[0].hints == (
+        "drop FETCH: the cursor's one FETCH takes the first row no other session holds",
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "clause"),
+    [
+        ("select id from t order by id fetch first 1 rows only", "FETCH"),
+        ("select id from t order by id offset :n rows fetch next 5 rows only", "OFFSET"),
+        ("select id from t offset (select count(*) from u) row", "OFFSET"),
+        ("select id from t fetch first 10 percent rows with ties", "FETCH"),
+        ("select id from t for update", "FOR UPDATE"),
+        ("select id, offset, fetch from t where offset > 0 order by fetch", None),
+        ("select id from t where kind = 'fetch' or kind = 'offset'", None),
+        ('select "OFFSET", "FETCH" from t', None),
+        # a subquery's clause is its own
+        ("select id from t where id in (select id from u order by id fetch first 1 rows only)", None),
+        # ROWS of a window and of a MODEL clause are no row limit
+        ("select offset, sum(x) over (order by id rows between 1 preceding and current row) from t", None),
+        ("select offset from t model return updated rows dimension by (id) measures (offset x) rules ()", None),
+    ],
+)
+def test_the_row_clause_is_found_by_its_shape(query: str, clause: str | None) -> None:
+    assert sqltext.analyse(query).row_clause == clause
 
 
 def test_first_needs_skip_locked_to_fetch_from_a_cursor() -> None:

@@ -33,7 +33,9 @@ from pell.sqltokens import TokenType
 
 # ---------------------------------------------------------------------------------------------
 # The reference: pell/sqltext.py as it was on sqlglot (analyse, tables_named and their helpers),
-# unchanged but for names.
+# unchanged but for names. Not `row_clause`: it has read the row-limiting clause by its shape
+# since (a string, a quoted name or a column named OFFSET or FETCH is none), from the tokens'
+# types and texts, which `token_differences` compares; tests/test_row_fetches.py tests it.
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$#]*\Z")
 
@@ -58,24 +60,6 @@ def glot_tokenize(sql: str) -> tuple[GlotToken, ...]:
         return tuple(_glot_tokenizer().tokenize(sql))
     except TokenError as error:
         raise ReferenceError(str(error).splitlines()[0]) from error
-
-
-def _ref_row_clause(tokens: tuple[GlotToken, ...]) -> str | None:
-    depth = 0
-    for index, token in enumerate(tokens):
-        kind = token.token_type
-        if kind == G.L_PAREN:
-            depth += 1
-        elif kind == G.R_PAREN:
-            depth -= 1
-        elif depth == 0:
-            word = token.text.lower()
-            following = tokens[index + 1].text.lower() if index + 1 < len(tokens) else ""
-            if word == "for" and following == "update":
-                return "FOR UPDATE"
-            if word in ("fetch", "offset"):
-                return word.upper()
-    return None
 
 
 def _ref_binds(tokens: tuple[GlotToken, ...]) -> list[tuple[str, int, int]]:
@@ -184,7 +168,6 @@ def ref_analyse(sql: str) -> dict[str, object]:
         "select_names": tuple(names),
         "from_offset": from_offset,
         "returning_count": _ref_returning_count(tokens),
-        "row_clause": _ref_row_clause(tokens) if is_select else None,
         "ends_in_line_comment": "--" in tail,
     }
 
@@ -253,7 +236,6 @@ def new_analyse(sql: str) -> dict[str, object]:
         "select_names": shape.select_names,
         "from_offset": shape.from_offset,
         "returning_count": shape.returning_count,
-        "row_clause": shape.row_clause,
         "ends_in_line_comment": sqltext.ends_in_line_comment(sql),
     }
 

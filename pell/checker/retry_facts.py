@@ -130,6 +130,27 @@ COMMITTING_CALLS: tuple[tuple[str, str, str], ...] = (
         )
         for family in ("create_*", "drop_*")
     ),
+    # DBMS_TRANSACTION: the procedures that are COMMIT or ROLLBACK. Not COMMIT_FORCE and
+    # ROLLBACK_FORCE, which act on the in-doubt distributed transaction their text names: "A
+    # ROLLBACK statement with a FORCE clause rolls back only the specified transaction. Such a
+    # statement does not affect your current transaction" (SQL Reference 9.2, ROLLBACK); no
+    # sentence found on COMMIT FORCE and the current transaction. Not ROLLBACK_SAVEPOINT, a
+    # rollback to a savepoint (by its name and `savept` parameter; its page was not found),
+    # which keeps the transaction.
+    *(
+        (
+            f"dbms_transaction.{name}",
+            f"runs {ends} (documented)",
+            f'documented: "Equivalent to the SQL statement: {statement}" (PL/SQL Packages and '
+            "Types Reference 10.2 and 11.2, DBMS_TRANSACTION, Summary of DBMS_TRANSACTION "
+            f"Subprograms); {ends} ends the current transaction (SQL Reference 10.2, {ends})",
+        )
+        for name, statement, ends in (
+            ("commit", "COMMIT", "COMMIT"),
+            ("commit_comment", "COMMIT COMMENT <text>", "COMMIT"),
+            ("rollback", "ROLLBACK", "ROLLBACK"),
+        )
+    ),
 )
 
 # Statements that end the transaction (DDL commits implicitly), destroying the savepoint.
@@ -422,6 +443,30 @@ def _parse_effects(statement: str | None, call: str) -> tuple[str | None, str | 
     return (f"`{call}` of {what}" if what else None), risk
 
 
+# What a PL/SQL statement may follow: BEGIN, THEN, ELSE, LOOP, a `;`, or a label's `>>`
+_BEFORE_STATEMENT = frozenset({"begin", "then", "else", "loop", ";", ">>"})
+# What may follow the COMMIT or ROLLBACK word of a statement: COMMIT [WORK] [COMMENT string |
+# WRITE ... | FORCE ...] ; and ROLLBACK [WORK] [TO [SAVEPOINT] name | FORCE string] ; (SQL
+# Language Reference, COMMIT and ROLLBACK).
+_AFTER_COMMIT_WORD = frozenset({";", "work", "comment", "write", "force", "to"})
+
+
+def _transaction_statement(tokens: tuple[Token, ...], words: list[str], index: int) -> bool:
+    """Is the COMMIT or ROLLBACK word at `index` the start of a statement, not a name: a column
+    or field after a dot (`b.commit`), a name it begins (`commit.x`, `commit := 1`), or a
+    column where a statement cannot start (`select commit`, `then commit end` of a CASE)?
+    Neither word is reserved (PL/SQL Table D-1, Oracle SQL Reserved Words: pell/naming.py)."""
+    before = words[index - 1] if index else ";"
+    if index >= 2 and words[index - 2 : index] == [">", ">"]:
+        before = ">>"  # `<<label>> commit;`
+    after = words[index + 1] if index + 1 < len(words) else ";"
+    return (
+        tokens[index].token_type == TokenType.VAR
+        and before in _BEFORE_STATEMENT
+        and after in _AFTER_COMMIT_WORD
+    )
+
+
 def _block_effects(tokens: tuple[Token, ...]) -> tuple[str | None, str | None]:
     """How an anonymous PL/SQL block ends the transaction: a COMMIT or ROLLBACK in it, a call of
     an Oracle procedure that commits (COMMITTING_CALLS, `pkg.proc` or `schema.pkg.proc`, any
@@ -433,7 +478,7 @@ def _block_effects(tokens: tuple[Token, ...]) -> tuple[str | None, str | None]:
         if tokens[index].token_type not in _NAMES:
             continue  # a string's text is no statement: put_line('commit')
         after_dot = index > 0 and tokens[index - 1].token_type == TokenType.DOT
-        if word in ("commit", "rollback"):
+        if word in ("commit", "rollback") and _transaction_statement(tokens, words, index):
             what = _ends_transaction(words[index:])
             if what is not None:
                 return f"{what} in a PL/SQL block", risk

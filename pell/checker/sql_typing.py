@@ -182,14 +182,17 @@ class SqlChecker(BodyScopes):
         """ROWNUM (or FETCH, OFFSET) in a FOR UPDATE SKIP LOCKED query. SKIP LOCKED tells Oracle
         "to attempt to lock the rows specified by the WHERE clause and to skip any rows that
         are found to be already locked by another transaction" (SQL Language Reference, SELECT,
-        for_update_clause): the rows the WHERE clause specifies are those ROWNUM leaves, so a
-        locked first candidate leaves none. Oracle allows no row_limiting_clause with the
+        for_update_clause): the rows the WHERE clause specifies are those ROWNUM leaves, so each
+        locked one among them is a row fewer (`rownum <= 10`), and a locked first candidate
+        leaves none (`rownum = 1`). Oracle allows no row_limiting_clause with the
         for_update_clause (same page). PostgreSQL applies LIMIT after locking: Oracle only."""
         start = block.text_start + offset
         word = word.upper()
         limited = (
-            f"{word} limits the rows before SKIP LOCKED skips the locked ones: while another "
-            "session holds the first candidate, this query finds no row though unlocked rows wait"
+            f"{word} limits the rows before SKIP LOCKED skips the locked ones: each row it keeps "
+            "that another session holds is skipped, not replaced, so the query returns fewer "
+            "rows than ROWNUM allows even while unlocked rows wait (none when other sessions "
+            "hold every row it keeps)"
             if word == "ROWNUM"
             else f"{word} limits the rows before SKIP LOCKED skips the locked ones, and Oracle "
             "allows no row-limiting clause with FOR UPDATE"
@@ -199,7 +202,7 @@ class SqlChecker(BodyScopes):
             limited,
             ast.Span(start, start + len(word)),
             "drop it and fetch with `.first()`: one row from a cursor, so only the row fetched "
-            "is locked",
+            "is locked (for a batch, claim one row at a time)",
         )
 
     def sql_boolean(self, what: str, span: ast.Span) -> None:
@@ -319,13 +322,21 @@ class SqlChecker(BodyScopes):
                 terminator.name_span,
                 "lock with .one() on a query that selects exactly one row",
             )
-        elif (
-            terminator.name == "first"
-            and shape is not None
-            and shape.row_clause is not None
-            # under SKIP LOCKED `.first()` fetches one row from a cursor: no FETCH FIRST
-            and not (shape.skip_locked and shape.row_clause == "FOR UPDATE")
-        ):
+        elif terminator.name == "first" and shape is not None and shape.skip_locked:
+            if shape.row_clause != "FOR UPDATE":
+                # the cursor's FETCH takes one row: the query's own FETCH or OFFSET is refused
+                # by Oracle with FOR UPDATE (SQL Language Reference, SELECT, restrictions on the
+                # row_limiting_clause)
+                self.error(
+                    "sql-syntax",
+                    f"`.first()` on a SKIP LOCKED query fetches one row from a cursor, but this "
+                    f"query has {shape.row_clause}: Oracle allows no row-limiting clause with "
+                    "FOR UPDATE",
+                    terminator.name_span,
+                    f"drop {shape.row_clause}: the cursor's one FETCH takes the first row no "
+                    "other session holds",
+                )
+        elif terminator.name == "first" and shape is not None and shape.row_clause is not None:
             self.error(
                 "sql-syntax",
                 f"`.first()` adds FETCH FIRST 1 ROWS ONLY, but this query already has "

@@ -257,8 +257,15 @@ class Run:
         self.site(at, f"call {name}")
         if (commits := committing_call(tuple(p.lower() for p in path))) is not None:
             self.effect(f"call {name}", at, True)
-            done = self.session.commit()
-            self.note(f"{name} commits ({commits}): {self.effects(done)}", at)
+            if "ROLLBACK" in commits:  # DBMS_TRANSACTION.ROLLBACK ends it by undoing
+                undone = self.session.rollback()
+                self.undone_by_sql.update(e.serial for e in undone)
+                self.note(
+                    f"{name} ends the transaction ({commits}): undoes {self.effects(undone)}", at
+                )
+            else:
+                done = self.session.commit()
+                self.note(f"{name} commits ({commits}): {self.effects(done)}", at)
         elif package in OUTSIDE_TRANSACTION:
             self.effect(f"call {name}", at, False)
         elif package not in SESSION_ONLY:
