@@ -21,7 +21,7 @@ from pell.checker.retry_facts import ModuleFacts
 from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
 from pell.error_codes import CATEGORY_RANGES, DeclaredError, declared_errors
-from pell.project import Config, Project, ProjectFile, project_file
+from pell.project import Config, Project, ProjectFile, file_identity, project_file
 from pell.records import field, record
 from pell.runtime import project_runtime, references_runtime
 
@@ -103,8 +103,9 @@ class SourceUnit:
 
 def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]:
     """Every `.pell` under each input directory (mirroring relative paths), or the input files
-    themselves; and the directories that could not be listed. An entry that is not a readable
-    file (a directory named `x.pell`, a dangling symlink) is a unit too: reading it fails."""
+    themselves, each file once (distinct_units); and the directories that could not be listed.
+    An entry that is not a readable file (a directory named `x.pell`, a dangling symlink) is a
+    unit too: reading it fails."""
     units: list[SourceUnit] = []
     errors: list[FileError] = []
 
@@ -123,7 +124,22 @@ def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]
             ]
             found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
         units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
-    return units, errors
+    return distinct_units(units), errors
+
+
+def distinct_units(units: list[SourceUnit]) -> list[SourceUnit]:
+    """`units` with each file once: one reached by two names (two inputs, a path through `..`,
+    a symlink) is one module, not two that declare the same one. The name kept is the first,
+    unless it is a symlink and a later one is not (`alias.pell -> orders.pell` beside it in a
+    tree builds orders.sql)."""
+    kept: dict[tuple[int, int] | str, SourceUnit] = {}
+    for unit in units:
+        identity = file_identity(unit.path)
+        first = kept.get(identity)
+        if first is None or (first.path.is_symlink() and not unit.path.is_symlink()):
+            kept[identity] = unit
+    chosen = {id(unit) for unit in kept.values()}
+    return [unit for unit in units if id(unit) in chosen]
 
 
 def _is_root(directory: Path) -> bool:
@@ -157,16 +173,17 @@ def project_of(
     config = find_config(inputs[0] if inputs else Path("."))
     units, unlisted = sources if sources is not None else find_sources(inputs)
     unlisted = list(unlisted)
-    found = {unit.path.absolute(): unit.path for unit in units}  # as the command names them
+    # Each file once, as the command names it (relative where it was): the root's walk finds
+    # the inputs again, by other names when they were given through `..` or a symlink.
+    found = {file_identity(unit.path): unit.path for unit in units}
     if config.root is not None:
         more, unlisted_more = find_sources([config.root])
         unlisted += unlisted_more
         for unit in more:
-            found.setdefault(unit.path.absolute(), unit.path)
+            found.setdefault(file_identity(unit.path), unit.path)
     files: list[ProjectFile] = []
     complete = not unlisted
-    for resolved in sorted(found):
-        path = found[resolved]
+    for path in sorted(found.values(), key=lambda name: Path(os.path.abspath(name))):
         if texts is not None and path in texts:
             text = texts[path]
         else:
@@ -567,10 +584,10 @@ def build_tree(
     """Compile every module under `inputs` into `out_dir`.
 
     Unchanged modules (same source, compiler version and target, output intact) are not
-    rewritten. A module with errors keeps its previous output and does not stop the others;
-    nor does a file that cannot be read or written (it is in `file_errors`). Outputs an earlier
-    build wrote for modules that no longer exist, and temporary files of interrupted writes,
-    are removed (`leftovers`). With `check_only`, nothing is written or removed: each output
+    rewritten. A module with errors does not stop the others; nor does a file that cannot be
+    read or written (it is in `file_errors`). Neither keeps the output an earlier build wrote
+    for it (_remove_failed_outputs). Outputs an earlier build wrote for modules that no longer
+    exist, and temporary files of interrupted writes, are removed too (`leftovers`). With `check_only`, nothing is written or removed: each output
     is reported `fresh`, `stale` or `missing` (or `failed`), by compiling and comparing bytes,
     and `leftovers` lists what a build would remove. InputError when the inputs hold no
     `.pell` file or the output directory cannot be made.
@@ -682,9 +699,7 @@ def build_tree(
                 outcome.status = "stub"  # checked; an Oracle package is not generated
                 continue
             if compiled is None or compiled.sql is None or compiled.module is None:
-                if isinstance(old, dict):  # keep what the last good build knew
-                    entries[key] = {**old, "path": ref}
-                continue
+                continue  # failed: its recorded output is removed (_remove_failed_outputs)
             entry: dict[str, object] = {
                 "source": source_hash,
                 "output": sha256(compiled.sql),
@@ -733,8 +748,7 @@ def build_tree(
             else:
                 outcome.status = "built"
                 entries[key] = entry
-                continue
-        # Its previous output stays (entries[key] is still the previous entry).
+    _remove_failed_outputs(result, recorded, entries, out_dir, check_only)
 
     # The output directory holds every module the manifest records, built now or before.
     orphans, carried = _recorded_elsewhere(base, units, refs, recorded, not unlisted)
@@ -820,6 +834,47 @@ def build_tree(
         except FileError as error:
             result.file_errors.append(error)
     return result
+
+
+def _remove_failed_outputs(
+    result: BuildResult,
+    recorded: dict[str, object],  # the manifest's modules, by output
+    entries: dict[str, dict[str, object]],  # the new manifest's, so far
+    out_dir: Path,
+    check_only: bool,
+) -> None:
+    """A module that failed keeps no output, as make's .DELETE_ON_ERROR deletes a target whose
+    recipe failed: its last `.sql` no longer matches its source, and a deploy or a CI step
+    shipping the output directory would ship it. Nor does one that is now a @stub (nothing is
+    generated for it). Removed only when the manifest records it as pellc's output (a file
+    pellc did not write stays), with its source map and its manifest entry; in `leftovers`
+    (the summary's `removed N`). `--check` lists what a stub leaves; a failed module is
+    reported by its errors. An output that cannot be removed keeps its entry: tried again
+    next time."""
+    written = {
+        o.unit.output.as_posix() for o in result.outcomes if o.status not in ("failed", "stub")
+    }
+    for outcome in result.outcomes:
+        key = outcome.unit.output.as_posix()
+        previous = recorded.get(key)
+        if (
+            outcome.status not in ("failed", "stub")
+            or not isinstance(previous, dict)
+            or key in written  # by another input's module of the same output path
+            or (check_only and outcome.status == "failed")
+        ):
+            continue
+        removed = [
+            _remove(out_dir / name, out_dir, check_only, result)
+            for name in (key, f"{key}.map.json")
+        ]
+        if all(removed):
+            entries.pop(key, None)
+        else:
+            entries[key] = {
+                **previous,
+                "path": _source_ref(outcome.unit.path, os.path.abspath(out_dir)),
+            }
 
 
 def _recorded_elsewhere(

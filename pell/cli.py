@@ -436,14 +436,14 @@ def _build_tree(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pell.build import FileError, SourceUnit, find_sources, project_of
+    from pell.build import FileError, SourceUnit, distinct_units, find_sources, project_of
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
     from pell.verify import verify
 
     # a directory named `x.pell` is a file argument that cannot be read, as for `build`
     trees = [p for p in args.files if p.is_dir() and p.suffix != ".pell"]
     units, file_errors = find_sources(trees)
-    units += [SourceUnit(p, p) for p in args.files if p not in trees]
+    units = distinct_units(units + [SourceUnit(p, p) for p in args.files if p not in trees])
     for problem in file_errors:
         _report(problem)
     if not units and not file_errors:

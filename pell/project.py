@@ -38,6 +38,22 @@ _HEADER = re.compile(
 )
 
 
+def file_identity(path: Path) -> tuple[int, int] | str:
+    """What makes two names one file: its device and inode, the same through `..`, a symlink
+    or a hard link (one stat; os.path.realpath costs 40 us a path in Python, a build asks this
+    of every module). A name that cannot be stat'ed (missing, dangling, a loop), or whose file
+    system gives no inode, is its resolved path."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return os.path.realpath(path)  # never raises on a loop (strict=False)
+    except ValueError:  # a NUL in the name
+        return os.path.abspath(path)
+    # Python's os docs, stat_result.st_ino: "if non-zero, uniquely identifies the file for a
+    # given value of st_dev" (a Windows file system may give 0)
+    return (stat.st_dev, stat.st_ino) if stat.st_ino else os.path.realpath(path)
+
+
 def declared_path(text: str) -> tuple[str, ...] | None:
     """The module path a source text declares, read from its header; None if unreadable."""
     match = _HEADER.match(text)
@@ -241,10 +257,12 @@ class Project:
         self.complete = complete
         self.index = ModuleIndex(files, is_project, self.config)
         self._by_path = {file.path: file for file in files}
+        self._by_identity: dict[tuple[int, int] | str, ProjectFile] | None = None  # when needed
 
     def duplicate_of(self, path: Path) -> Diagnostic | None:
-        """An error at this file's module line when another file declares the same module."""
-        file = self._by_path.get(path)
+        """An error at this file's module line when another file declares the same module
+        (another file: the same one reached by another name is one file, see project_of)."""
+        file = self.file(path)
         if file is None or file.declares is None:
             return None
         others = [f for f in self.index.files[_key(file.declares)] if f is not file]
@@ -262,10 +280,14 @@ class Project:
         )
 
     def file(self, path: Path) -> ProjectFile | None:
-        """The project's copy of a file, by its path (however it was written)."""
-        return self._by_path.get(path) or next(
-            (f for f in self.files if f.path.absolute() == path.absolute()), None
-        )
+        """The project's copy of a file, by its path (however it was written: `..`, a
+        symlink)."""
+        found = self._by_path.get(path)
+        if found is None:
+            if self._by_identity is None:
+                self._by_identity = {file_identity(f.path): f for f in self.files}
+            found = self._by_identity.get(file_identity(path))
+        return found
 
     def imported_files(self, path: Path) -> list[ProjectFile]:
         """The project files the module of `path` imports, at any depth (read from their

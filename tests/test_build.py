@@ -86,20 +86,122 @@ def test_a_changed_module_is_rebuilt_alone_and_errors_rebuild_the_runtime(
     assert "c_billing_beta_gone" in (out / "pell_runtime.sql").read_text("utf-8")
 
 
-def test_a_module_with_errors_keeps_its_output_and_does_not_stop_the_others(
+def test_a_module_with_errors_loses_its_output_and_does_not_stop_the_others(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A failed module's last `.sql` no longer matches its source: the build removes it, as
+    make's .DELETE_ON_ERROR does, so that a step shipping the output directory cannot ship it;
+    its manifest entry goes too, and the next build compiles it again."""
     src, out = _tree(tmp_path), tmp_path / "out"
     main(["build", str(src), "-d", str(out)])
-    previous = (out / "a.sql").read_text("utf-8")
     (src / "a.pell").write_text('module alpha;\npub fn f() -> number { return "x"; }\n', "utf-8")
     (src / "c.pell").write_text(GOOD.format(name="gamma") + "// new\n", "utf-8")
     capsys.readouterr()
     assert main(["build", str(src), "-d", str(out)]) == 1
     err = capsys.readouterr().err
     assert "a.pell:2:31: error: fn `f` returns `number`, not `text`  [return-type]" in err
-    assert err.endswith("built 1, unchanged 1, failed 1, runtime unchanged\n")
-    assert (out / "a.sql").read_text("utf-8") == previous
+    assert err.endswith("built 1, unchanged 1, failed 1, removed 1, runtime unchanged\n")
+    assert sorted(_outputs(out)) == [
+        ".pellc-manifest.json", "billing/b.sql", "c.sql", "pell_runtime.sql",
+    ]  # fmt: skip
+    manifest = json.loads((out / ".pellc-manifest.json").read_text("utf-8"))
+    assert sorted(manifest["modules"]) == ["billing/b.sql", "c.sql"]
+    # still failing: nothing more to remove
+    assert main(["build", str(src), "-d", str(out)]) == 1
+    assert capsys.readouterr().err.endswith("built 0, unchanged 2, failed 1, runtime unchanged\n")
+    (src / "a.pell").write_text(GOOD.format(name="alpha"), "utf-8")
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 1, unchanged 2, failed 0, runtime unchanged\n"
+    assert (out / "a.sql").read_text("utf-8") == compile_path(src / "a.pell").sql
+
+
+# A project's stub of a package that alpha (below) calls; marked @commits by one failure.
+JOBS_STUB = "@stub\nmodule acme_jobs;\n\npub fn purge(days: number);\n"
+# How a module that built before fails now: each leaves no `.sql` and no source map.
+FAILURES: dict[str, Callable[[Path], object]] = {
+    "type error": lambda src: (src / "a.pell").write_text(
+        'module alpha;\npub fn f() -> number { return "x"; }\n', "utf-8"
+    ),
+    "syntax error": lambda src: (src / "a.pell").write_text("module alpha;\npub fn f( {\n"),
+    "not UTF-8": lambda src: (src / "a.pell").write_bytes(b"module alpha;\n// \xff\n"),
+    "duplicate module": lambda src: (src / "z.pell").write_text(GOOD.format(name="alpha")),
+    "unreadable": lambda src: ((src / "a.pell").unlink(), (src / "a.pell").symlink_to("nowhere")),
+    # an unchanged module whose callee now commits: refused by the checks across modules
+    "refused across modules": lambda src: (src / "c.pell").write_text(
+        "module gamma;\npub fn f(x: number) -> number {\n    sql! { commit };\n"
+        "    return x;\n}\n",
+        "utf-8",
+    ),
+    # the same, its text and imports unchanged (its recorded facts are reused): the project's
+    # stub of a package it calls is marked as committing
+    "refused, unchanged": lambda src: (src / "jobs.pell").write_text(
+        JOBS_STUB.replace("pub fn purge", '@commits("each batch")\npub fn purge'), "utf-8"
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+def test_a_module_that_fails_leaves_no_output_behind(
+    failure: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    # alpha: retried, calls gamma and a stubbed package (fine until either commits)
+    (src / "a.pell").write_text(
+        "module alpha;\nimport gamma;\n@retry(n=3, on=[busy])\n"
+        "pub fn f(x: number) -> number {\n    acme_jobs::purge(30);\n    return gamma::f(x);\n}\n",
+        "utf-8",
+    )
+    (src / "jobs.pell").write_text(JOBS_STUB, "utf-8")
+    assert main(["build", "--map", str(src), "-d", str(out)]) == 0, capsys.readouterr().err
+    assert (out / "a.sql").is_file() and (out / "a.sql.map.json").is_file()
+    FAILURES[failure](src)
+    before = _outputs(out)
+    capsys.readouterr()
+    code = 2 if failure == "unreadable" else 1  # a file error, or errors in the sources
+    # --check reports the failure and writes or removes nothing
+    assert main(["build", "--check", "--map", str(src), "-d", str(out)]) == code
+    err = capsys.readouterr().err
+    assert "a.pell:" in err and f"{out / 'a.sql'}" not in err
+    assert _outputs(out) == before
+    assert main(["build", "--map", str(src), "-d", str(out)]) == code
+    err = capsys.readouterr().err
+    assert "removed 2" in err.splitlines()[-1], err
+    assert not (out / "a.sql").exists() and not (out / "a.sql.map.json").exists()
+    manifest = json.loads((out / ".pellc-manifest.json").read_text("utf-8"))
+    assert "a.sql" not in manifest["modules"]
+    assert (out / "billing" / "b.sql").is_file()  # the others are kept
+
+
+def test_a_failed_build_never_removes_a_file_pellc_did_not_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    out.mkdir()
+    (out / "a.sql").write_text("-- written by hand\n", "utf-8")
+    (out / "a.sql.map.json").write_text("{}\n", "utf-8")
+    FAILURES["type error"](src)
+    assert main(["build", "--map", str(src), "-d", str(out)]) == 1
+    assert capsys.readouterr().err.endswith("built 2, unchanged 0, failed 1, runtime built\n")
+    assert (out / "a.sql").read_text("utf-8") == "-- written by hand\n"
+    assert (out / "a.sql.map.json").read_text("utf-8") == "{}\n"
+
+
+def test_a_module_that_becomes_a_stub_loses_its_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A stub declares a package Oracle already holds: an old `.sql` of that name, deployed,
+    would replace it."""
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    (src / "a.pell").write_text("@stub\nmodule alpha;\n\npub fn f(x: number) -> number;\n")
+    capsys.readouterr()
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 1
+    assert f"{out / 'a.sql'}: stale" in capsys.readouterr().err.splitlines()
+    assert (out / "a.sql").is_file()
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    assert capsys.readouterr().err == "built 0, unchanged 2, failed 0, removed 1, runtime unchanged\n"
+    assert not (out / "a.sql").exists()
+    assert main(["build", "--check", str(src), "-d", str(out)]) == 0
 
 
 def test_check_lists_missing_and_stale_and_writes_nothing(
@@ -853,3 +955,43 @@ def test_an_edit_near_the_end_of_a_large_module_rebuilds_it(
     assert second == compile_path(module).sql
     assert "values (p_sku, p_quantity, 'goods in');" in second
     assert "RETURN l_item.on_hand - l_item.reserved < l_item.reorder_level;" in second
+
+
+def test_a_failed_module_does_not_remove_what_another_module_wrote_to_its_output_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two inputs holding `a.pell` both map to `a.sql`: the one that fails does not remove the
+    file the other has just written."""
+    first, second, out = tmp_path / "one", tmp_path / "two", tmp_path / "out"
+    first.mkdir(), second.mkdir()
+    (first / "a.pell").write_text(GOOD.format(name="one"), "utf-8")
+    (second / "a.pell").write_text(GOOD.format(name="two"), "utf-8")
+    assert main(["build", str(first), str(second), "-d", str(out)]) == 0
+    FAILURES["type error"](second)
+    assert main(["build", str(first), str(second), "-d", str(out)]) == 1
+    assert (out / "a.sql").read_text("utf-8") == compile_path(first / "a.pell").sql
+
+
+def test_a_failed_modules_output_that_cannot_be_removed_is_removed_by_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    FAILURES["type error"](src)
+    real_unlink = Path.unlink
+
+    def refuse(path: Path, missing_ok: bool = False) -> None:
+        if path.name == "a.sql":
+            raise PermissionError(13, "Permission denied")
+        real_unlink(path, missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", refuse)
+    capsys.readouterr()
+    assert main(["build", str(src), "-d", str(out)]) == 2
+    assert f"pellc: error: cannot remove {out / 'a.sql'}: Permission denied" in capsys.readouterr().err
+    manifest = json.loads((out / ".pellc-manifest.json").read_text("utf-8"))
+    assert "a.sql" in manifest["modules"]  # still pellc's: tried again next time
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    assert main(["build", str(src), "-d", str(out)]) == 1
+    assert capsys.readouterr().err.endswith("failed 1, removed 1, runtime unchanged\n")
+    assert not (out / "a.sql").exists()

@@ -264,4 +264,6 @@ def test_a_module_that_breaks_refuses_its_unchanged_callers(
     assert main(argv) == 1
     err = capsys.readouterr().err.splitlines()
     assert any(line.endswith(COMMIT_IN_RETRY) for line in err), err
-    assert err[-1].endswith("failed 2")
+    # neither keeps the output of the build before (README, "As a build step")
+    assert err[-1].endswith("failed 2, removed 2")
+    assert not list(out.rglob("*.sql"))

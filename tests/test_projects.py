@@ -623,3 +623,71 @@ def test_an_error_elsewhere_in_an_imported_module_does_not_hide_its_commit(
     captured = capsys.readouterr()
     assert any(line.endswith(COMMIT_IN_RETRY) for line in captured.err.splitlines()), captured
     assert captured.out == ""
+
+
+# One file reached by two names: a path through `..`, a directory given twice, a symlinked
+# directory, a symlink to a file beside it. Each is one module, not a duplicate of itself,
+# and its diagnostics name it as the command did (relative, as given).
+SAME_FILE = {
+    "check a/../a/file": (["check", "--no-verify", "proj/src/../src/orders.pell"], "proj/src/../src"),
+    "build a/../a/file": (["build", "proj/src/../src/orders.pell"], "proj/src/../src"),
+    "build x/.. -d": (["build", "proj/x/..", "-d", "out"], "proj/x/../src"),
+    "check dir dir/../dir": (["check", "--no-verify", "proj/src", "proj/src/../src"], "proj/src"),
+    "check file a/../a/file": (
+        ["check", "--no-verify", "proj/src/orders.pell", "proj/src/../src/orders.pell"], "proj/src"
+    ),
+    "check link/file": (["check", "--no-verify", "proj/link/orders.pell"], "proj/link"),
+    "build link -d": (["build", "proj/link", "-d", "out"], "proj/link"),
+    "check dir with alias": (["check", "--no-verify", "proj/src"], "proj/src"),
+    "build dir with alias -d": (["build", "proj/src", "-d", "out"], "proj/src"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", SAME_FILE)
+def test_a_file_reached_by_two_names_is_one_module(
+    case: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv, shown = SAME_FILE[case]
+    src = tmp_path / "proj" / "src"
+    src.mkdir(parents=True)
+    (tmp_path / "proj" / "x").mkdir()
+    (tmp_path / "proj" / "pell.toml").write_text("", "utf-8")
+    (tmp_path / "proj" / "link").symlink_to("src", target_is_directory=True)
+    (src / "pricing.pell").write_text(
+        "module shop.pricing;\npub fn price(id: number) -> number { return id; }\n", "utf-8"
+    )
+    (src / "orders.pell").write_text(
+        "module shop.orders;\nimport shop::pricing;\n"
+        "pub fn total(id: number) -> number { return pricing::price(id); }\n"
+        'pub fn bad() -> number { return "x"; }\n',
+        "utf-8",
+    )
+    if "alias" in case:
+        (src / "alias.pell").symlink_to("orders.pell")  # sorted first, a symlink: not its name
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if ": error: " in line] == [
+        f"{shown}/orders.pell:4:33: error: fn `bad` returns `number`, not `text`  [return-type]"
+    ]
+    if "-d" in argv:
+        assert err[-1] == "built 1, unchanged 0, failed 1"
+        assert sorted(p.name for p in (tmp_path / "out").rglob("*.sql")) == ["pricing.sql"]
+
+
+def test_a_projects_file_is_found_by_any_of_its_names(tmp_path: Path) -> None:
+    from pell.build import project_of
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "link").symlink_to("src", target_is_directory=True)
+    (src / "a.pell").write_text("module a;\npub fn f() { }\n", "utf-8")
+    (src / "copy.pell").write_text("module a;\npub fn g() { }\n", "utf-8")
+    project = project_of([src])
+    file = project.file(src / "a.pell")
+    assert file is not None
+    for name in (src / ".." / "src" / "a.pell", tmp_path / "link" / "a.pell"):
+        assert project.file(name) is file
+        duplicate = project.duplicate_of(name)  # still a duplicate of the other file, not itself
+        assert duplicate is not None and f"declared in {src / 'copy.pell'};" in duplicate.message
+    assert project.file(src / "b.pell") is None
