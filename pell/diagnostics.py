@@ -66,6 +66,11 @@ CODES: dict[str, tuple[Severity, str]] = {
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),
     "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),
     "retry-serialization-scope": (Severity.WARNING, "`on = [serialization]` under savepoint scope"),
+    "deterministic-reads-tables": (
+        Severity.WARNING,
+        "@deterministic on a fn whose SQL reads or changes tables",
+    ),
+    "result-cache-writes": (Severity.WARNING, "@result_cache on a fn whose SQL changes tables"),
     "retry-callable-from-sql": (
         Severity.ERROR,
         "@retry on a fn SQL calls (@udf, @deterministic, @result_cache)",

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pell import ast
+from pell.checker.retry_facts import DML, tokens_of
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 from pell.oracle_errors import ERROR_CLASSES
 from pell.retry import RetryPolicy, policy_from_annotation
+from pell.sqltext import tables_named
 
 if TYPE_CHECKING:
     from pell.checker.imports import Imports
@@ -80,6 +82,7 @@ def check_fn_annotations(
                         annotation.span,
                     )
                 )
+    check_cached_fn_tables(fn, by_name, diagnostics)
     if not retries:
         return None, None
 
@@ -133,6 +136,83 @@ def check_fn_annotations(
     policy, retry_diagnostics = policy_from_annotation(retry)
     diagnostics.extend(retry_diagnostics)
     return policy, retry
+
+
+def check_cached_fn_tables(
+    fn: ast.Fn, by_name: dict[str, ast.Annotation], diagnostics: list[Diagnostic]
+) -> None:
+    """A warning at the first table the fn's own SQL (its body's and its `finally`'s, not the
+    fns it calls) reads or changes, under @deterministic, or changes, under @result_cache.
+
+    DETERMINISTIC: "A deterministic function must return the same value on two distinct
+    invocations if the arguments provided to the two invocations are the same. A
+    DETERMINISTIC function may not have side effects", and Oracle may use "previously
+    calculated results" instead of running it; "Do not specify DETERMINISTIC for a function
+    whose result depends on the state of session variables or schema objects" (PL/SQL
+    Language Reference, DETERMINISTIC Clause). PostgreSQL's IMMUTABLE, which it lowers to,
+    "cannot modify the database" and does no "database lookups" (CREATE FUNCTION).
+    RESULT_CACHE: Oracle "detects all data sources (tables and views) that are queried while
+    a result-cached function is running", and a committed change to one invalidates the
+    cached results (PL/SQL Language Reference, PL/SQL Function Result Cache): reading tables
+    is what it is for. A call answered from the cache does not run the body, so a change the
+    body makes is skipped: changing a database table is a side effect, and "minimizing side
+    effects is especially important when defining a result-cached function" (PL/SQL Language
+    Reference, Subprogram Side Effects). DUAL is no table the result depends on."""
+    deterministic = by_name.get("deterministic")
+    result_cache = by_name.get("result_cache")
+    if (deterministic is None and result_cache is None) or fn.return_type is None:
+        return  # no fn to cache: `annotation-misuse` says so
+    bodies = (fn.body,) if fn.finally_body is None else (fn.body, fn.finally_body)
+    warned: set[str] = set()
+    for node in (node for body in bodies for node in ast.walk(body)):
+        if type(node) is not ast.SqlBlock:
+            continue
+        tokens = tokens_of(node)
+        changes = bool(tokens) and tokens[0].text.lower() in DML
+        named = [t for t in tables_named(node.text) if t[1].lower() != "dual"]
+        if not named:
+            continue
+        _, table, offset = named[0]  # of DML: the table it changes
+        span = ast.Span(node.text_start + offset, node.text_start + offset + len(table))
+        verb = "changes" if changes else "reads"
+        if deterministic is not None and "deterministic" not in warned:
+            warned.add("deterministic")
+            what = (
+                "Oracle may use a result it has instead of calling it, and the change is not made"
+                if changes
+                else "Oracle may answer a call with a result computed before the table changed"
+            )
+            diagnostics.append(
+                Diagnostic.of(
+                    "deterministic-reads-tables",
+                    f"@deterministic on fn `{fn.name}`, whose SQL {verb} the table `{table}`: "
+                    + what,
+                    span,
+                    notes=(Note("@deterministic is here", deterministic.span),),
+                    hints=(
+                        "drop @deterministic"
+                        + (
+                            ""
+                            if changes
+                            else ": @result_cache caches a fn that reads tables, and Oracle "
+                            "drops its results when they change"
+                        ),
+                    ),
+                )
+            )
+        if result_cache is not None and changes and "result_cache" not in warned:
+            warned.add("result_cache")
+            diagnostics.append(
+                Diagnostic.of(
+                    "result-cache-writes",
+                    f"@result_cache on fn `{fn.name}`, whose SQL changes the table `{table}`: "
+                    "a call answered from the cache does not run the body, and the change is "
+                    "not made",
+                    span,
+                    notes=(Note("@result_cache is here", result_cache.span),),
+                    hints=("drop @result_cache, or make the change in a fn that is not cached",),
+                )
+            )
 
 
 def check_retry_targets(
