@@ -70,40 +70,33 @@ END pell_runtime;
 /
 
 CREATE OR REPLACE PACKAGE BODY pell_runtime AS
+  -- Oracle writes the JSON: JSON_ARRAY is a PL/SQL built-in since 12.2 (JSON Developer's
+  -- Guide 12.2, Changes in This Release, "SQL/JSON Functions and Conditions Added to PL/SQL")
+  -- and makes a text a JSON string, a number a JSON number (SQL Language Reference, JSON_ARRAY:
+  -- JSON_ARRAY(JSON_OBJECT('percentage' VALUE .50), ...) is [{"percentage":0.5},...]). The one
+  -- element is cut out of the array's brackets.
+  FUNCTION json_element(p_array IN VARCHAR2) RETURN VARCHAR2 IS
+  BEGIN
+    RETURN SUBSTR(p_array, 2, LENGTH(p_array) - 2);
+  END json_element;
+
   FUNCTION json_text(p_value IN VARCHAR2) RETURN VARCHAR2 IS
-    l_out VARCHAR2(32767);
-    l_char VARCHAR2(4 CHAR);
   BEGIN
     IF p_value IS NULL THEN
       RETURN 'null';
     END IF;
-    FOR l_i IN 1 .. LEAST(LENGTH(p_value), 2000) LOOP
-      l_char := SUBSTR(p_value, l_i, 1);
-      IF l_char IN ('"', '\') THEN
-        l_out := l_out || '\' || l_char;
-      ELSIF ASCII(l_char) < 32 THEN
-        l_out := l_out || '\u' || LPAD(LOWER(TO_CHAR(ASCII(l_char), 'FMXX')), 4, '0');
-      ELSE
-        l_out := l_out || l_char;
-      END IF;
-    END LOOP;
-    RETURN '"' || l_out || '"';
+    -- JSON_ARRAY returns a VARCHAR2(4000) (SQL Language Reference, JSON_ARRAY), a longer
+    -- result is an error (ORA-40478): 333 characters fit even at 12 bytes each (a character
+    -- outside the BMP escaped as two \uXXXX); the message keeps 2048 bytes anyway
+    RETURN json_element(JSON_ARRAY(SUBSTR(p_value, 1, 333)));
   END json_text;
 
   FUNCTION json_number(p_value IN NUMBER) RETURN VARCHAR2 IS
-    l_text VARCHAR2(100);
   BEGIN
     IF p_value IS NULL THEN
       RETURN 'null';
     END IF;
-    l_text := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS=''.,''');
-    -- JSON needs a digit before the point: .5 -> 0.5, -.5 -> -0.5
-    IF SUBSTR(l_text, 1, 1) = '.' THEN
-      l_text := '0' || l_text;
-    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
-      l_text := '-0' || SUBSTR(l_text, 2);
-    END IF;
-    RETURN l_text;
+    RETURN json_element(JSON_ARRAY(p_value));
   END json_number;
 
   FUNCTION json_bool(p_value IN BOOLEAN) RETURN VARCHAR2 IS
