@@ -900,3 +900,60 @@ def test_returning_one_with_no_row_or_several_raises(dsn: str) -> None:
             connection.execute("select counters.bump_group(20)")
         counts = connection.execute("select id, n from counters order by id").fetchall()
         assert counts == [(1, 2), (2, 0), (3, 0)]
+
+
+TEXT_TESTS = """
+module texts;
+
+// which branch an `if` takes: NULL would take neither
+fn mark(b: bool) -> text {
+    if b {
+        return "T";
+    }
+    if !b {
+        return "F";
+    }
+    return "?";
+}
+
+pub fn probe(s: text, x: text) -> text {
+    return mark(s.contains(x)) + mark(s.starts_with(x)) + mark(s.ends_with(x)) + mark(s.is_empty());
+}
+
+pub fn not_abc(s: text) -> text {
+    if !s.ends_with("abc") {
+        return "taken";
+    }
+    return "not taken";
+}
+"""
+
+
+def test_text_tests_are_true_or_false_for_every_text(dsn: str) -> None:
+    """`if !s.ends_with("abc")` takes its branch for a short `s` and for None (Oracle's empty
+    text); each text test is TRUE or FALSE: None is the empty text, which every text contains,
+    starts and ends with (pell/checker/methods.py, METHODS)."""
+    load(dsn, TEXT_TESTS)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def call(sql: str, *args: str | None) -> object:
+            row = connection.execute(sql, list(args)).fetchone()
+            assert row is not None
+            return row[0]
+
+        for s in ("ab", "", None, "xabc!"):
+            assert call("select texts.not_abc(%s)", s) == "taken", s
+        assert call("select texts.not_abc(%s)", "xabc") == "not taken"
+        expected = {
+            ("xabc", "abc"): "TFTF",
+            ("abcx", "abc"): "TTFF",
+            ("ab", "abc"): "FFFF",
+            ("ab", ""): "TTTF",
+            ("ab", None): "TTTF",
+            ("", "abc"): "FFFT",
+            (None, "abc"): "FFFT",
+            ("", ""): "TTTT",
+            (None, None): "TTTT",
+        }
+        found = {pair: call("select texts.probe(%s, %s)", *pair) for pair in expected}
+        assert found == expected

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
+from pell import ast
 from pell.checker import types as t
 from pell.naming import SPLIT_FUNCTION
 from pell.precedence import ADDITIVE, ATOM, COMPARISON, OR, Lowered, wrap
@@ -28,16 +29,40 @@ class Method:
     receiver_precedence: int = OR
     # the package-private function the template calls, declared in the body when used
     helper: str | None = None
+    # A test of the receiver against its text argument (`s.ends_with(x)`), TRUE whenever the
+    # argument is empty: `template` is the test for a non-empty argument (see METHODS).
+    tests_text: bool = False
 
-    def lower(self, receiver: Lowered, args: Sequence[str]) -> Lowered:
-        """The PL/SQL of a call of this method, from its lowered receiver and arguments."""
+    def lower(
+        self, receiver: Lowered, args: Sequence[str], argument_nonempty: bool = False
+    ) -> Lowered:
+        """The PL/SQL of a call of this method, from its lowered receiver and arguments;
+        `argument_nonempty`: the argument is known not to be empty (a text literal)."""
         text = self.template.format(*args, receiver=wrap(receiver, self.receiver_precedence))
-        return text, self.precedence
+        if not self.tests_text:
+            return text, self.precedence
+        if not argument_nonempty:
+            text = f"{args[0]} IS NULL OR {wrap((text, self.precedence), OR + 1)}"
+        return f"CASE WHEN {text} THEN TRUE ELSE FALSE END", ATOM
 
 
+# Every method that yields a `bool` is TRUE or FALSE, never NULL, whatever its inputs, so
+# `if !s.ends_with(x)` takes its branch whenever `s` does not end with `x`. Oracle "treats a
+# character value with a length of zero as null" (SQL Language Reference, Nulls), so a text
+# that is None is the empty text, on both targets: `"".is_empty()` is true, and so is
+# `s.ends_with("")` (`contains`, `starts_with`) for every `s`; an empty or None `s` contains,
+# starts and ends with the empty text only. The tests themselves are NULL for a NULL operand
+# ("All scalar functions (except REPLACE, NVL, and CONCAT) return null when given a null
+# argument", SQL Language Reference, Nulls in SQL Functions), and SUBSTR(s, -LENGTH(x)) is NULL
+# when `x` is longer than `s` (SUBSTR documents only that a negative position counts from the
+# end: whatever it gives then is shorter than `x`, so never equal to it). So each test is
+# `CASE WHEN test THEN TRUE ELSE FALSE END`: a searched CASE takes the first WHEN whose
+# condition is TRUE, else its ELSE (PL/SQL Language Reference, CASE Expressions), and a NULL
+# condition is not TRUE; `x IS NULL OR` comes first unless `x` is a non-empty literal. These
+# lower only into PL/SQL: Pell values reach SQL as binds of variables, never as expressions.
 METHODS: tuple[Method, ...] = (
     Method("len", "text", (), t.INT, "LENGTH({receiver})", ATOM),
-    # Oracle keeps empty text as NULL
+    # Oracle keeps empty text as NULL: TRUE or FALSE, never NULL
     Method(
         "is_empty",
         "text",
@@ -50,7 +75,15 @@ METHODS: tuple[Method, ...] = (
     Method("upper", "text", (), t.TEXT, "UPPER({receiver})", ATOM),
     Method("lower", "text", (), t.TEXT, "LOWER({receiver})", ATOM),
     Method("trim", "text", (), t.TEXT, "TRIM({receiver})", ATOM),
-    Method("contains", "text", (t.TEXT,), t.BOOL, "INSTR({receiver}, {0}) > 0", COMPARISON),
+    Method(
+        "contains",
+        "text",
+        (t.TEXT,),
+        t.BOOL,
+        "INSTR({receiver}, {0}) > 0",
+        COMPARISON,
+        tests_text=True,
+    ),
     Method(
         "starts_with",
         "text",
@@ -58,6 +91,7 @@ METHODS: tuple[Method, ...] = (
         t.BOOL,
         "SUBSTR({receiver}, 1, LENGTH({0})) = {0}",
         COMPARISON,
+        tests_text=True,
     ),
     Method(
         "ends_with",
@@ -66,6 +100,7 @@ METHODS: tuple[Method, ...] = (
         t.BOOL,
         "SUBSTR({receiver}, -LENGTH({0})) = {0}",
         COMPARISON,
+        tests_text=True,
     ),
     Method("substr", "text", (t.INT, t.INT), t.TEXT, "SUBSTR({receiver}, {0}, {1})", ATOM),
     # The parts between occurrences of the delimiter, empty ones kept (as NULL): a loop over
@@ -80,6 +115,8 @@ METHODS: tuple[Method, ...] = (
         helper=SPLIT_FUNCTION,
     ),
     Method("len", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
+    # TRUE or FALSE: COUNT of a list is a number; of a NULL collection (a PL/SQL caller's) it
+    # raises COLLECTION_IS_NULL (PL/SQL Language Reference, Predefined Exceptions)
     Method(
         "is_empty",
         "list",
@@ -112,6 +149,11 @@ DATETIME_FIELDS: dict[str, tuple[str, ...]] = {
 # name -> method, for each receiver
 TEXT_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "text"}
 LIST_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "list"}
+
+
+def nonempty_literal(expr: ast.Expr) -> bool:
+    """A text literal with a character outside its interpolations: never empty, never NULL."""
+    return isinstance(expr, ast.StringLit) and any(isinstance(p, str) and p for p in expr.parts)
 
 
 def spoken_list(methods: Mapping[str, Method]) -> str:

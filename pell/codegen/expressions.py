@@ -13,7 +13,7 @@ from typing import Any
 from pell import ast, naming
 from pell.checker import builtins
 from pell.checker import types as t
-from pell.checker.methods import LIST_METHODS, TEXT_METHODS
+from pell.checker.methods import LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
 from pell.checker.sql_typing import sql_chain
 from pell.precedence import (
@@ -199,7 +199,7 @@ class ExpressionLowerer:
         method = methods[expr.name]
         if method.helper is not None:
             self.helpers.add(method.helper)
-        return method.lower(target, args)
+        return method.lower(target, args, bool(expr.args) and nonempty_literal(expr.args[0]))
 
     # -- operators
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pell import ast, naming, plsql, sqltext
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
+from pell.checker.methods import nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, quote_text
@@ -658,20 +659,23 @@ class PgFnLowerer:
             if expr.name in lists:
                 return lists[expr.name]
         else:
+            # Oracle keeps '' as NULL; here '' is a value: both are the empty text, so the
+            # tests see a None operand as '' and are TRUE or FALSE, never NULL, as on Oracle
+            # (pell/checker/methods.py, METHODS). strpos(s, '') is 1, starts_with(s, '') is
+            # true, right(s, 0) is '' (PostgreSQL Documentation, String Functions).
+            text = f"coalesce({receiver[0]}, '')"
+            argument = args[0] if args else ""
+            if expr.args and not nonempty_literal(expr.args[0]):
+                argument = f"coalesce({argument}, '')"
             texts: dict[str, Lowered] = {
                 "len": (f"length({receiver[0]})", ATOM),
-                # Oracle keeps '' as NULL; here '' is a value: both are empty
-                "is_empty": (f"coalesce({receiver[0]}, '') = ''", COMPARISON),
+                "is_empty": (f"{text} = ''", COMPARISON),
                 "upper": (f"upper({receiver[0]})", ATOM),
                 "lower": (f"lower({receiver[0]})", ATOM),
                 "trim": (f"trim({receiver[0]})", ATOM),
-                "contains": (f"strpos({receiver[0]}, {args[0] if args else ''}) > 0", COMPARISON),
-                "starts_with": (f"starts_with({receiver[0]}, {args[0] if args else ''})", ATOM),
-                "ends_with": (
-                    f"right({receiver[0]}, length({args[0] if args else ''})) = "
-                    f"{args[0] if args else ''}",
-                    COMPARISON,
-                ),
+                "contains": (f"strpos({text}, {argument}) > 0", COMPARISON),
+                "starts_with": (f"starts_with({text}, {argument})", ATOM),
+                "ends_with": (f"right({text}, length({argument})) = {argument}", COMPARISON),
                 "substr": (f"substr({receiver[0]}, {', '.join(args)})", ATOM),
                 "split": (f"string_to_array({receiver[0]}, {args[0] if args else ''})", ATOM),
             }

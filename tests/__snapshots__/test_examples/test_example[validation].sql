@@ -25,7 +25,7 @@ CREATE OR REPLACE PACKAGE BODY crm.validation AS
     IF TRIM(p_c.name) IS NULL THEN
       RAISE_APPLICATION_ERROR(pell_runtime.c_crm_validation_missingname, SUBSTRB('crm.validation.MissingName: {"id":' || pell_runtime.json_number(p_c.id) || '}', 1, 2048));
     END IF;
-    IF NOT (INSTR(p_c.email, '@') > 0) OR SUBSTR(p_c.email, 1, LENGTH('@')) = '@' OR SUBSTR(p_c.email, -LENGTH('@')) = '@' THEN
+    IF NOT CASE WHEN INSTR(p_c.email, '@') > 0 THEN TRUE ELSE FALSE END OR CASE WHEN SUBSTR(p_c.email, 1, LENGTH('@')) = '@' THEN TRUE ELSE FALSE END OR CASE WHEN SUBSTR(p_c.email, -LENGTH('@')) = '@' THEN TRUE ELSE FALSE END THEN
       RAISE_APPLICATION_ERROR(pell_runtime.c_crm_validation_bademail, SUBSTRB('crm.validation.BadEmail: {"id":' || pell_runtime.json_number(p_c.id) || ',"email":' || pell_runtime.json_text(p_c.email) || '}', 1, 2048));
     END IF;
     select count(*) INTO l_known from countries where code = upper(p_c.country);
