@@ -122,7 +122,7 @@ ORACLE_CALLS: tuple[tuple[str, str, tuple[str, ...], str | None, bool], ...] = (
     ("dbms_stats", "gather_table_stats", ("text", "text"), None, True),
     ("dbms_lock", "sleep", ("number",), None, False),
     ("dbms_session", "sleep", ("number",), None, False),
-    ("dbms_utility", "get_time", (), "int", False),
+    ("dbms_utility", "get_time", (), "number", False),
     ("dbms_lob", "getlength", ("bigtext",), "int", False),
     ("dbms_application_info", "set_action", ("text",), None, False),
     ("utl_file", "fremove", ("text", "text"), None, False),
@@ -187,6 +187,13 @@ class Ty:
 
     def scalar(self) -> bool:
         return self.base().kind in SCALAR_KINDS or self.base().kind == "enum"
+
+    def fits(self, wanted: Ty) -> bool:
+        """May a value of this type stand where `wanted` is expected? One family, and never a
+        `number` where an `int` is wanted (it may hold a fraction)."""
+        return self.family() == wanted.family() and not (
+            wanted.base().kind == "int" and self.base().kind == "number"
+        )
 
 
 NUMBER = Ty("number")
@@ -716,6 +723,8 @@ class Generator:
             return self.rng.choice(["3.14", "0.5", "1.0", "2.25", "1_000.5", "0.000_1"])
         if roll < 0.85:
             return self.rng.choice(["1_000", "007", "65535", "2147483647", "99", "0_0"])
+        if integer:  # past PLS_INTEGER's range a literal is a `number`
+            return str(self.rng.randrange(10**6, 2**31))
         if roll < 0.93 or not self.huge_numbers:
             return str(self.rng.randrange(10**6, 10**12))
         return self.huge_number()
@@ -1034,7 +1043,7 @@ class BodyGen:
             if f.pipelined or f.result or (f.commits and self.no_commit()):
                 continue
             if (ty is None and f.ret is None) or (
-                ty is not None and f.ret is not None and f.ret.family() == ty.family()
+                ty is not None and f.ret is not None and f.ret.fits(ty)
             ):
                 found.append(f)
         return found
@@ -1049,11 +1058,7 @@ class BodyGen:
             if f.result
             and not (f.commits and self.no_commit())
             and (set(f.errors) <= set(self.fn.errors) or self.g.bad(0.3))
-            and (
-                (f.ret is None)
-                if ty is None
-                else (f.ret is not None and f.ret.family() == ty.family())
-            )
+            and ((f.ret is None) if ty is None else (f.ret is not None and f.ret.fits(ty)))
         ]
 
     # -- bodies
@@ -1585,18 +1590,18 @@ class BodyGen:
 
     def leaves(self, ty: Ty, rows: bool = True) -> list[str]:
         """Names and fields of the wanted type in scope; a cursor row's columns fit scalars."""
-        family = ty.family()
         out: list[str] = []
         for var in self.visible():
             if var.ty is None:
-                if rows and ty.scalar() and not self.no_rows:
+                # a column is a SQL value, and arithmetic on one a `number`: no `int` operand
+                if rows and ty.scalar() and not self.no_rows and ty.base().kind != "int":
                     out += [f"{var.name}.{c}" for c in var.columns]
                 continue
-            if var.ty.family() == family:
+            if var.ty.fits(ty):
                 out.append(var.name)
             if var.ty.kind == "record":
                 for fname, fty in self.g.record(var.ty.name).fields:
-                    if fty.family() == family:
+                    if fty.fits(ty):
                         out.append(f"{var.name}.{fname}")
         return out
 
@@ -1639,11 +1644,12 @@ class BodyGen:
         return f"({text})"
 
     def num_expr(self, integer: bool, depth: int, inferable: bool = False) -> str:
-        leaves = self.leaves(INT if integer else NUMBER, rows=not inferable)
+        ty = INT if integer else NUMBER
+        leaves = self.leaves(ty, rows=not inferable)
         deep = depth < self.MAX_DEPTH
-        calls = self.calls(NUMBER)
-        results = self.result_calls(NUMBER)
-        oracle = [c for c in ORACLE_CALLS if c[3] in ("number", "int")]
+        calls = self.calls(ty)
+        results = self.result_calls(ty)
+        oracle = [c for c in ORACLE_CALLS if c[3] in (("int",) if integer else ("number", "int"))]
         g = self.g
         options: list[tuple[float, Callable[[], str]]] = [
             (5, lambda: g.number_literal(integer)),
@@ -1672,7 +1678,7 @@ class BodyGen:
             (record, fname)
             for record in self.g.records
             for fname, fty in record.fields
-            if fty.family() == ty.family() and fty.kind != "option"
+            if fty.fits(ty) and fty.kind != "option"
         ]
         if not choices:
             return self.expr(ty, self.MAX_DEPTH)
@@ -1696,11 +1702,11 @@ class BodyGen:
     def arith(self, integer: bool, depth: int) -> str:
         """`a op b`, or a flat chain `a op b op c` whose precedence the compiler must get right."""
         ty = INT if integer else NUMBER
+        # `/` and `*` make a `number`, even of two ints
+        operators = ["+", "-", "%", "+"] if integer else ["+", "-", "*", "/", "%", "+", "*"]
         text = self.operand(ty, depth)
         for _ in range(self.rng.choice([1, 1, 1, 2, 3])):
-            text += (
-                f" {self.rng.choice(['+', '-', '*', '/', '%', '+', '*'])} {self.operand(ty, depth)}"
-            )
+            text += f" {self.rng.choice(operators)} {self.operand(ty, depth)}"
         return text
 
     def receiver(self, ty: Ty, depth: int) -> str:
@@ -1845,7 +1851,7 @@ class BodyGen:
         for fname, fty in record.fields:
             shorthand = [
                 v for v in self.visible()
-                if v.name == fname and v.ty is not None and v.ty.family() == fty.family()
+                if v.name == fname and v.ty is not None and v.ty.fits(fty)
             ]  # fmt: skip
             if shorthand and self.chance(0.6):
                 inits.append(fname)

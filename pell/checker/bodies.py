@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pell import ast, naming
 from pell.checker import types as t
-from pell.checker.expressions import ExpressionChecker
+from pell.checker.expressions import ExpressionChecker, narrowing_hints
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
 
 # Also imported from here by pell.codegen.subprograms.
@@ -151,12 +151,18 @@ class BodyChecker(ExpressionChecker):
 
     def stmt_let(self, stmt: ast.Let) -> None:
         declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
+        whole = False  # no type written, and an `int` value
         if stmt.value is not None:
             reported_before = self.diagnostic_count()
             value_type = self.expr(stmt.value, declared)
             if declared is None:
                 declared = value_type
-                if (
+                if value_type == t.INT:
+                    # whole so far: an `int` while every value it is given is one
+                    # (check_fn_body), else a `number` from here on
+                    whole = id(stmt) not in self.widened
+                    declared = t.INT if whole else t.NUMBER
+                elif (
                     isinstance(value_type, t.UnknownType)
                     and self.diagnostic_count() == reported_before
                 ):
@@ -199,6 +205,7 @@ class BodyChecker(ExpressionChecker):
                     "type-mismatch",
                     f"`{stmt.name}` is declared `{declared}` but is given {quoted_with_article(value_type)}",
                     stmt.value.span,
+                    *narrowing_hints(value_type, declared),
                 )
         elif declared is None:
             self.error(
@@ -209,18 +216,26 @@ class BodyChecker(ExpressionChecker):
             )
             declared = t.UNKNOWN
         symbol = self.declare_local(stmt.name, declared, stmt.name_span)
+        if whole:
+            self.whole_locals[id(symbol)] = id(stmt)
         self.analysis.locals.append(symbol)
         self.analysis.bindings[id(stmt)] = symbol
 
     def stmt_assign(self, stmt: ast.Assign) -> None:
         target_type = self.assign_target(stmt.target)
-        value_type = self.expr(stmt.value, target_type)
+        # A query's row, or an Oracle package's result, takes the type it is wanted as: for a
+        # whole local, a `number`, which widens it (a column may hold a fraction).
+        wanted = t.NUMBER if self.whole_let(stmt.target) is not None else target_type
+        value_type = self.expr(stmt.value, wanted)
+        if self.widens(stmt.target, value_type):
+            return
         if not t.assignable(value_type, target_type):
             self.error(
                 "type-mismatch",
                 f"cannot assign {quoted_with_article(value_type)} to `{_describe(stmt.target)}`, "
                 f"which is `{target_type}`",
                 stmt.value.span,
+                *narrowing_hints(value_type, target_type),
             )
 
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
@@ -440,6 +455,7 @@ class BodyChecker(ExpressionChecker):
                 "return-type",
                 f"fn `{self.fn.decl.name}` returns `{expected}`, not `{value_type}`",
                 stmt.value.span,
+                *narrowing_hints(value_type, expected),
             )
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
@@ -459,6 +475,7 @@ class BodyChecker(ExpressionChecker):
                 "type-mismatch",
                 f"fn `{self.fn.decl.name}` pipes `{row}` rows, not {quoted_with_article(value_type)}",
                 stmt.value.span,
+                *narrowing_hints(value_type, row),
             )
 
 
@@ -493,5 +510,19 @@ def check_fn_body(
     diagnostics: list[Diagnostic],
     target: str = "23ai",
 ) -> FnAnalysis:
-    """Check one fn's body and finally block; return what code generation needs of it."""
-    return BodyChecker(fn, module, resolver, diagnostics, target).run()
+    """Check one fn's body and finally block; return what code generation needs of it.
+
+    A local without a type whose value is an `int` stays one only while every value it is
+    given is an `int`. One that is given a `number` is a `number` from its declaration on, so
+    the body is checked again with it widened, and its first pass's findings dropped; each
+    pass widens at least one more local, so this ends."""
+    start = len(diagnostics)  # the resolver reports into this list too
+    widened: frozenset[int] = frozenset()
+    while True:
+        del diagnostics[start:]
+        checker = BodyChecker(fn, module, resolver, diagnostics, target)
+        checker.widened = widened
+        analysis = checker.run()
+        if not checker.widen:
+            return analysis
+        widened |= checker.widen

@@ -426,6 +426,21 @@ class ExpressionChecker(SqlChecker):
                     "type-mismatch",
                     f"argument `{param.decl.name}` of `{name}` is `{param.type}`, not `{arg_type}`",
                     arg.span,
+                    *narrowing_hints(arg_type, param.type),
+                )
+            elif (
+                param.decl.mode != "in"
+                and not self.widens(arg, param.type)
+                and t.narrows(param.type, arg_type)
+            ):
+                # the fn writes a value of the parameter's type back into the argument
+                self.error(
+                    "type-mismatch",
+                    f"`{param.decl.name}` of `{name}` is `{param.decl.mode} {param.type}`: it "
+                    f"writes {quoted_with_article(param.type)} back into "
+                    f"{quoted_with_article(arg_type)}",
+                    arg.span,
+                    "pass a `number` variable, then convert it with `.into::<int>()`",
                 )
             if param.decl.mode != "in":
                 self.assign_target(arg)
@@ -525,8 +540,9 @@ class ExpressionChecker(SqlChecker):
         return t.UNKNOWN
 
     def conversion(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
-        """`x.into::<text>()`: a value as text (TO_CHAR), text as a number (TO_NUMBER), or a
-        value as its own type."""
+        """`x.into::<text>()`: a value as text (TO_CHAR), text as a number (TO_NUMBER), a
+        number (or text) as an `int`, rounded to the nearest whole number (ROUND), or a value
+        as its own type."""
         for arg in expr.args:
             self.expr(arg, None)
         if len(expr.type_args) != 1 or len(expr.type_args[0].alternatives) != 1 or expr.args:
@@ -542,13 +558,14 @@ class ExpressionChecker(SqlChecker):
         convertible = (
             t.assignable(source, wanted)
             or (t.is_text(wanted) and (t.is_numeric(source) or t.is_temporal(source)))
-            or (t.is_numeric(wanted) and t.is_text(source))
+            or (t.is_numeric(wanted) and (t.is_text(source) or t.is_numeric(source)))
         )
         if not convertible:
             self.error(
                 "type-mismatch",
                 f"{quoted_with_article(source)} does not convert to `{wanted}`; `.into` turns "
-                "numbers, dates and timestamps into text and text into a number",
+                "numbers, dates and timestamps into text, text into a number, and a number "
+                "into an `int` (rounded)",
                 expr.span,
             )
             return t.UNKNOWN
@@ -586,6 +603,7 @@ class ExpressionChecker(SqlChecker):
                 "type-mismatch",
                 f"`.{method}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",
                 arg.span,
+                *narrowing_hints(arg_type, param),
             )
 
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
@@ -652,6 +670,7 @@ class ExpressionChecker(SqlChecker):
                     "type-mismatch",
                     f"field `{init.name}` of `{type_name}` is `{field_type}`, not `{value_type}`",
                     init.value.span,
+                    *narrowing_hints(value_type, field_type),
                 )
         missing = [name for name in fields if name not in given]
         if missing:
@@ -730,7 +749,12 @@ class ExpressionChecker(SqlChecker):
                 return t.UNKNOWN
             return result
         if t.is_numeric(left) and t.is_numeric(right):
-            if op == "/":
+            if op in ("/", "*"):
+                # `*` of two ints is computed as a NUMBER (codegen): a product leaves
+                # PLS_INTEGER's 32 bits long before a sum does, and the overflow raises
+                # ORA-01426 even when the result goes into a NUMBER (PL/SQL Language Reference,
+                # "PLS_INTEGER and BINARY_INTEGER Data Types"). `+`, `-` and `%` of ints stay
+                # ints: past the range they raise that error, they never give a wrong value.
                 return t.NUMBER
             return t.INT if left == t.INT and right == t.INT else t.NUMBER
         self.error(
@@ -819,12 +843,15 @@ class ExpressionChecker(SqlChecker):
                 )
                 return t.UNKNOWN
             element = types[0]
+            if element == t.INT and any(t.narrows(x, t.INT) for x in types):
+                element = t.NUMBER  # [1, 2.5] holds numbers
         for item, item_type in zip(expr.items, types, strict=True):
             if not t.assignable(item_type, element):
                 self.error(
                     "type-mismatch",
                     f"a list of `{element}` cannot hold {quoted_with_article(item_type)}",
                     item.span,
+                    *narrowing_hints(item_type, element),
                 )
         if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
             innermost: t.Type = element
@@ -834,6 +861,22 @@ class ExpressionChecker(SqlChecker):
                 self.error("unsupported", f"lists of `{element}` are not supported", expr.span)
             return t.UNKNOWN  # reported once, not again by each enclosing list
         return t.ListType(element)
+
+    def whole_let(self, target: ast.Expr) -> int | None:
+        """The `let` of `target` when it is a local without a type whose values are all
+        `int`s so far (pell.checker.bodies.check_fn_body); None for any other target."""
+        symbol = self.analysis.names.get(id(target)) if isinstance(target, ast.Name) else None
+        return self.whole_locals.get(id(symbol)) if symbol is not None else None
+
+    def widens(self, target: ast.Expr, value: t.Type) -> bool:
+        """Is `target` a whole local now given a value that may hold a fraction (a `number`,
+        or a SQL value)? Then it is a `number` (check_fn_body checks the body again with it
+        widened), and the assignment is no error."""
+        let = self.whole_let(target)
+        if let is None or not (t.narrows(value, t.INT) or isinstance(value, t.SqlValue)):
+            return False
+        self.widen.add(let)
+        return True
 
     def assign_target(self, target: ast.Expr) -> t.Type:
         if isinstance(target, ast.Name) and len(target.path) == 1:
@@ -860,6 +903,16 @@ class ExpressionChecker(SqlChecker):
         )
         self.expr(target, None)
         return t.UNKNOWN
+
+
+def narrowing_hints(value: t.Type, target: t.Type) -> tuple[str, ...]:
+    """The hint for a `number` where an `int` is wanted: the explicit conversion."""
+    if not t.narrows(value, target):
+        return ()
+    return (
+        "a `number` may hold a fraction, which an `int` cannot: convert it with "
+        "`.into::<int>()` (rounds to the nearest whole number), or make the target a `number`",
+    )
 
 
 def _is_sql_comparable(type_: t.Type) -> bool:

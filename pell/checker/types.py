@@ -176,10 +176,18 @@ def assignable(value: Type, target: Type) -> bool:
     if isinstance(target, SqlValue):
         return isinstance(value, Scalar)
     if isinstance(value, Scalar) and isinstance(target, Scalar):
-        return family(value) == family(target)
+        return family(value) == family(target) and not narrows(value, target)
     if isinstance(value, ListType) and isinstance(target, ListType):
         return _same_elements(value.element, target.element)
     return value == target
+
+
+def narrows(value: Type, target: Type) -> bool:
+    """Would storing `value` in `target` lose a fraction? A `number` in an `int`: PLS_INTEGER
+    "stores signed integers" (PL/SQL Language Reference, "PLS_INTEGER and BINARY_INTEGER Data
+    Types"), and a record's NUMBER(38) field has no decimal places. `.into::<int>()` says how
+    to round instead."""
+    return target == INT and value != INT and family(value) == "numeric"
 
 
 def _same_elements(left: Type, right: Type) -> bool:

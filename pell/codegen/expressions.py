@@ -63,6 +63,17 @@ def quote_text(value: str) -> str:
     return " || ".join(pieces)
 
 
+def int_product(expr: ast.Binary, type_of: Callable[[ast.Expr], t.Type]) -> bool:
+    """`a * b` of two ints: the checker types it `number`, so it is computed as one. Two
+    PLS_INTEGER operands would overflow past 2,147,483,647 with ORA-01426, "even if you assign
+    the result to a NUMBER data type" (PL/SQL Language Reference, "PLS_INTEGER and
+    BINARY_INTEGER Data Types", whose fix is a NUMBER-typed operand). Integer literals are
+    multiplied as PLS_INTEGERs too (AskTom, "Datatype Number results in Numeric overflow
+    although value is small enough": `1024 * 1024 * 1024 * 2` raises ORA-01426), so every
+    product of two ints is cast."""
+    return expr.op == "*" and type_of(expr.left) == t.INT and type_of(expr.right) == t.INT
+
+
 class ExpressionLowerer:
     """Lowers expressions of one fn. Record literals and SQL results that need a statement of
     their own go through `prelude_value`, which subclasses implement."""
@@ -183,7 +194,13 @@ class ExpressionLowerer:
             if t.is_text(wanted) and not t.is_text(source):
                 return self.as_text(expr.target)
             if t.is_numeric(wanted) and t.is_text(source):
-                return f"TO_NUMBER({self.lower(expr.target)})", ATOM
+                number = f"TO_NUMBER({self.lower(expr.target)})"
+                return (f"ROUND({number})" if wanted == t.INT else number), ATOM
+            if wanted == t.INT and source != t.INT:
+                # said, not left to the assignment: ROUND(n) rounds half away from zero
+                # (SQL Language Reference, ROUND (number)); too large for an int, the
+                # assignment raises an error
+                return f"ROUND({self.lower(expr.target)})", ATOM
             return self.lower_with_precedence(expr.target)  # already of that type
         if expr.name == "to_text":
             return self.as_text(expr.target)
@@ -233,6 +250,8 @@ class ExpressionLowerer:
             other = right if isinstance(expr.left, ast.NoneLit) else left
             test = "IS NULL" if expr.op == "==" else "IS NOT NULL"
             return f"{wrap(other, ADDITIVE)} {test}", COMPARISON
+        if int_product(expr, self.type_of):
+            left = f"CAST({left[0]} AS NUMBER)", ATOM
         operator, precedence = BINARY_OPERATORS[expr.op]
         # Comparisons do not chain in PL/SQL: parenthesise a comparison on either side.
         left_minimum = precedence + 1 if precedence == COMPARISON else precedence

@@ -19,7 +19,7 @@ from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.methods import nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
-from pell.codegen.expressions import BINARY_OPERATORS, quote_text
+from pell.codegen.expressions import BINARY_OPERATORS, int_product, quote_text
 from pell.codegen.subprograms import spliced_sql, unwrap_value
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
@@ -639,7 +639,12 @@ class PgFnLowerer:
             if t.is_text(wanted) and not t.is_text(target_type):
                 return self.as_text(expr.target), ATOM
             if t.is_numeric(wanted) and t.is_text(target_type):
-                return f"{wrap(self.lower_with_precedence(expr.target), ATOM)}::numeric", ATOM
+                number = f"{wrap(self.lower_with_precedence(expr.target), ATOM)}::numeric"
+                return (f"round({number})" if wanted == t.INT else number), ATOM
+            if wanted == t.INT and target_type != t.INT:
+                # round(numeric) breaks ties away from zero, as Oracle's ROUND (PostgreSQL 15
+                # docs, "Mathematical Functions and Operators")
+                return f"round({self.lower(expr.target)})", ATOM
             return self.lower_with_precedence(expr.target)
         receiver = self.lower_with_precedence(expr.target)
         value = wrap(receiver, ATOM)
@@ -713,6 +718,10 @@ class PgFnLowerer:
                 days, date = (left, right) if t.is_numeric(left_type) else (right, left)
                 moved = f"{wrap(days, MULTIPLICATIVE)} * INTERVAL '1 day'"
                 return f"({date[0]} {expr.op} {moved})::timestamp(0)", ATOM
+        if int_product(expr, self.type_of):
+            # integer * integer overflows past 32 bits ("integer out of range"): a numeric
+            # product, as on Oracle
+            left = f"CAST({left[0]} AS numeric)", ATOM
         operator, precedence = BINARY_OPERATORS[expr.op]
         left_minimum = precedence + 1 if precedence == COMPARISON else precedence
         return f"{wrap(left, left_minimum)} {operator} {wrap(right, precedence + 1)}", precedence

@@ -19,7 +19,7 @@ CREATE OR REPLACE PACKAGE BODY lists AS
   FUNCTION total(p_xs IN t_number_list) RETURN NUMBER;
 
   FUNCTION total(p_xs IN t_number_list) RETURN NUMBER IS
-    l_sum PLS_INTEGER;
+    l_sum NUMBER;
     l_x NUMBER;
   BEGIN
     l_sum := 0;

@@ -43,7 +43,7 @@ CREATE OR REPLACE PACKAGE BODY hr.feeds AS
   FUNCTION first_ids(p_limit IN PLS_INTEGER) RETURN hr.feeds_number_rows PIPELINED IS
   BEGIN
     FOR l_i IN 1 .. p_limit LOOP
-      PIPE ROW(l_i * 10);
+      PIPE ROW(CAST(l_i AS NUMBER) * 10);
     END LOOP;
     RETURN;
   END first_ids;
