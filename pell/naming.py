@@ -17,6 +17,11 @@ SLEEP_VARIABLE = "l_pell_sleep"  # the next sleep, tested against the deadline f
 MODULE_VARIABLE = "l_pell_module"  # `observe`: the session's module and action before the call
 ACTION_VARIABLE = "l_pell_action"
 INDEX_VARIABLE = "l_pell_i"  # the index of a loop over a list
+LAST_INDEX_VARIABLE = "l_pell_last"  # the last index a loop over a caller's list visits
+FETCH_BATCH_VARIABLE = "l_pell_rows"  # a cursor loop's batch of rows (BULK COLLECT ... LIMIT)
+FETCH_LOOP_LABEL = "pell_fetch"  # the loop of FETCHes a `break` in the rows' loop leaves
+# Rows a cursor loop fetches at once: the batch PL/SQL's own cursor FOR loop fetches
+FETCH_BATCH_SIZE = 100
 FIRST_CURSOR = "c_pell_first"  # `.first()` under SKIP LOCKED: its block's explicit cursor
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
 SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package

@@ -251,7 +251,7 @@ class Return:
 
 @record(frozen=False)
 class Exit:
-    label: str = ""  # PostgreSQL: `EXIT label;` leaves the loop or block of that label
+    label: str = ""  # `EXIT label;` leaves the loop (or, PostgreSQL, the block) of that label
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -300,6 +300,7 @@ class Loop:
     head: str  # `FOR i IN 1 .. 10`, `WHILE c`, or "" for a bare LOOP
     body: list[Stmt]
     calls: tuple[tuple[str, ...], ...] = ()
+    label: str = ""  # `<<label>>` before it, for an `EXIT label;` from a loop inside it
     origin: int = field(default=-1, kw_only=True)
 
 
@@ -530,6 +531,8 @@ class Printer:
         self.line(depth, stmt.origin, "END IF;")
 
     def loop(self, stmt: Loop, depth: int) -> None:
+        if stmt.label:
+            self.line(depth, stmt.origin, f"<<{stmt.label}>>")
         self.line(depth, stmt.origin, f"{stmt.head} LOOP" if stmt.head else "LOOP")
         self.statements(stmt.body, depth + 1)
         self.line(depth, stmt.origin, "END LOOP;")

@@ -929,6 +929,45 @@ pub fn not_abc(s: text) -> text {
 """
 
 
+CALLER_LISTS = """
+module baskets;
+
+pub record Item { id: number, qty: number }
+
+pub fn total(xs: list<number>) -> number {
+    var sum: number = 0;
+    for x in xs {
+        sum = sum + x;
+    }
+    return sum;
+}
+
+pub fn weighted(xs: list<number>) -> number {
+    var sum: number = 0;
+    for i in xs.indices() {
+        sum = sum + i * xs.at(i);
+    }
+    return sum;
+}
+
+pub fn ends(xs: list<number>) -> text {
+    return "{xs.first()}..{xs.last()}";
+}
+
+pub fn save(items: list<Item>) {
+    forall it in items {
+        sql! { insert into items (id, qty) values (:it.id, :it.qty) };
+    }
+}
+
+pub fn remove(ids: list<number>) {
+    forall id in ids {
+        sql! { delete from items where id = :id };
+    }
+}
+"""
+
+
 def test_text_tests_are_true_or_false_for_every_text(dsn: str) -> None:
     """`if !s.ends_with("abc")` takes its branch for a short `s` and for None (Oracle's empty
     text); each text test is TRUE or FALSE: None is the empty text, which every text contains,
@@ -957,3 +996,68 @@ def test_text_tests_are_true_or_false_for_every_text(dsn: str) -> None:
         }
         found = {pair: call("select texts.probe(%s, %s)", *pair) for pair in expected}
         assert found == expected
+
+
+def test_lists_from_a_caller_may_start_at_any_subscript(dsn: str) -> None:
+    """A caller's array may start at any subscript (`'[0:2]={...}'`, PostgreSQL 15 docs, 8.15.4
+    Modifying Arrays); it cannot be sparse: the positions between are "filled with nulls"
+    (ibid.). `for x in xs`, `indices()` with `at(i)` and `forall` read every element where the
+    caller put it, and an empty array runs no pass."""
+    load(dsn, CALLER_LISTS, "create table items (id numeric, qty numeric);")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def value(sql: str) -> object:
+            row = connection.execute(sql).fetchone()
+            assert row is not None
+            return row[0]
+
+        assert value("select baskets.total('[0:2]={1,2,3}')") == 6
+        # 0*1 + 1*2 + 2*3: the indexes are the caller's, and `at` reads them
+        assert value("select baskets.weighted('[0:2]={1,2,3}')") == 8
+        assert value("select baskets.weighted('[-1:0]={5,7}')") == -5
+        assert value("select baskets.weighted('{4,5}')") == 14
+        assert value("select baskets.weighted('{}')") == 0
+        assert value("select baskets.ends('[0:2]={1,2,3}')") == "0..2"
+        connection.execute(
+            """select baskets.save('[0:2]={"(1,10)","(2,20)","(3,30)"}'::baskets.t_item[])"""
+        )
+        connection.execute("select baskets.save('{}')")
+        rows = connection.execute("select id, qty from items order by id").fetchall()
+        assert rows == [(1, 10), (2, 20), (3, 30)]
+        connection.execute("select baskets.remove('[0:1]={1,3}')")
+        assert connection.execute("select id from items").fetchall() == [(2,)]
+
+
+PIPELINED_BATCHES = """
+module tickers;
+
+pub record Price { sym: text, amount: number }
+
+@pipelined
+pub fn kept(rows: cursor<Price>) -> stream<Price> {
+    for r in rows {
+        if r.amount % 7 == 0 {
+            continue;
+        }
+        if r.amount > 250 {
+            break;
+        }
+        yield Price { sym: r.sym, amount: r.amount };
+    }
+}
+"""
+
+
+def test_a_pipelined_fn_reads_more_rows_than_one_batch(dsn: str) -> None:
+    """Over 300 rows, more than the 100 a FETCH brings at once on Oracle: every row up to the
+    `break` comes out, those `continue` skips aside, the last partial batch too."""
+    load(dsn, PIPELINED_BATCHES)
+    with psycopg.connect(dsn) as connection:  # a cursor lives in its transaction
+        connection.execute(
+            "declare prices cursor for "
+            "select 'p' || n, n from generate_series(1, 300) n order by n"
+        )
+        rows = connection.execute("select * from tickers.kept('prices')").fetchall()
+    amounts = [amount for _, amount in rows]
+    assert amounts == [n for n in range(1, 251) if n % 7 != 0]
+    assert rows[-1] == ("p250", 250)

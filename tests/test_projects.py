@@ -449,9 +449,12 @@ def test_another_modules_pipelined_fn_is_read_in_sql_not_called(tmp_path: Path) 
     assert main(["build", str(tmp_path), "-d", str(out)]) == 0
     sql = (out / "report.sql").read_text(encoding="utf-8")
     assert_oracle_accepts(sql)
-    # the other module's record is the FETCH target: the cursor's columns fill its fields
+    # the other module's record is the FETCH target: the cursor's columns fill its fields,
+    # fetched in batches into a list of it
     assert "l_r shop.feeds.t_price;" in sql
-    assert "FETCH p_rows INTO l_r;\n      EXIT WHEN p_rows%NOTFOUND;" in sql
+    assert "TYPE t_feeds_price_list IS TABLE OF shop.feeds.t_price INDEX BY PLS_INTEGER;" in sql
+    assert "FETCH p_rows BULK COLLECT INTO l_pell_rows LIMIT 100;" in sql
+    assert "l_r := l_pell_rows(l_pell_i);" in sql
 
 
 def test_a_call_of_another_modules_pipelined_fn_is_located(

@@ -371,8 +371,11 @@ class BodyChecker(ExpressionChecker):
             self.cursor_rows.pop()
         else:
             self.loop_body(stmt.body, variable)
-        if variable not in self.analysis.locals:
-            # A PL/SQL FOR variable exists only inside its loop: the name is free again after it.
+        indices = isinstance(source, ast.MethodCall) and source.name == "indices"
+        if variable not in self.analysis.locals and not indices:
+            # A PL/SQL FOR variable exists only inside its loop: the name is free again after
+            # it. Not an index over `xs.indices()`: over a caller's list it is a variable of
+            # the subprogram (FIRST/NEXT), which no later local may share.
             self.taken.discard(variable.plsql)
 
     def cursor_source(self, source: ast.Expr) -> t.Type | None:

@@ -127,12 +127,12 @@ METHODS: tuple[Method, ...] = (
         receiver_precedence=ATOM,
     ),
     Method("count", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
-    # A list's indexes run from 1 to its length (lists only grow at the end): FIRST and LAST
-    # are those indexes, NULL for an empty list.
+    # The first and last index, NULL for an empty list: 1 and the length for a list the fn
+    # filled itself, the caller's own for a list a PL/SQL caller passed (pell.codegen.lists).
     Method("first", "list", (), t.INT, "{receiver}.FIRST", ATOM, receiver_precedence=ATOM),
     Method("last", "list", (), t.INT, "{receiver}.LAST", ATOM, receiver_precedence=ATOM),
-    # `.at(i)`, 1-based, and `.append(x)`: their types come from the list's element type (the
-    # checker), `.append` is a statement (the lowering).
+    # `.at(i)`, the element at index i as the list has it, and `.append(x)`: their types come
+    # from the list's element type (the checker), `.append` is a statement (the lowering).
     Method("at", "list", (t.INT,), t.UNKNOWN, "{receiver}({0})", ATOM, receiver_precedence=ATOM),
     Method("append", "list", (t.UNKNOWN,), t.UNIT, "", ATOM, receiver_precedence=ATOM),
 )

@@ -74,6 +74,8 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     for fn in checked.fns.values():
         for type_ in signature_types(fn):
             used += _named_types(type_)
+        # a cursor's rows are fetched in batches into a list of its row type
+        used += [t.ListType(p.type.element) for p in fn.params if isinstance(p.type, t.CursorType)]
     # one type per expression: filtered in a comprehension, not a call per type
     for analysis in checked.analyses.values():
         used += [s.type for s in analysis.locals if isinstance(s.type, t.RecordType | t.ListType)]

@@ -13,6 +13,7 @@ from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.retry_facts import ends_transaction
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
+from pell.codegen.lists import dense_locals, dense_value, unwrap_value
 from pell.codegen.retry_loop import lower_retry_loop
 from pell.codegen.types import plsql_type
 from pell.precedence import ADDITIVE, ATOM, wrap
@@ -92,6 +93,11 @@ class FnLowerer(ExpressionLowerer):
         # the finally procedure), each with the loop depth it was entered at, outermost first.
         self.exit_hooks: list[tuple[tuple[plsql.Stmt, ...], int]] = []
         self.loop_depth = 0
+        # Per loop depth of a body: the label a `break` there leaves (a cursor loop's FETCH
+        # loop), and the statement a `continue` there runs first (a FIRST/NEXT loop's NEXT).
+        self.break_labels: dict[int, str] = {}
+        self.continue_advances: dict[int, plsql.Stmt] = {}
+        self.dense = dense_locals(checked, fn, analysis)  # local lists pellc fills itself
         self.needs_result = False
         self.savepoints = 0
         self.retry_declarations: list[str] = []
@@ -146,14 +152,30 @@ class FnLowerer(ExpressionLowerer):
         used = self.temps_in_use.get(key, 0)
         pool = self.temps.setdefault(key, [])
         if used == len(pool):
-            slug = key[2:] if key.startswith("t_") else str(type_).lower()
-            # cut to fit the target, with room for the `_2`.. suffix `unique` may add
-            limit = naming.MAX_IDENTIFIER_BYTES[self.target] - 4
-            name = naming.unique(naming.temporary_name(slug)[:limit].rstrip("_"), self.taken)
-            pool.append(name)
-            self.temp_declarations.append(f"{name} {key};")
+            pool.append(self.held(type_))
         self.temps_in_use[key] = used + 1
         return pool[used]
+
+    def held(self, type_: t.Type) -> str:
+        """A variable of `type_` of its own, declared here: a loop's list is read on every
+        pass, while a temporary is free again at the next statement of its body."""
+        key = plsql_type(type_, "local")
+        slug = key[2:] if key.startswith("t_") else str(type_).lower()
+        # cut to fit the target, with room for the `_2`.. suffix `unique` may add
+        limit = naming.MAX_IDENTIFIER_BYTES[self.target] - 4
+        name = naming.unique(naming.temporary_name(slug)[:limit].rstrip("_"), self.taken)
+        self.temp_declarations.append(f"{name} {key};")
+        return name
+
+    def declared_index(self, name: str) -> str:
+        """A PLS_INTEGER of its own (the indexes of an INDEX BY PLS_INTEGER table)."""
+        index = naming.unique(name, self.taken)
+        self.temp_declarations.append(f"{index} PLS_INTEGER;")
+        return index
+
+    def is_dense(self, expr: ast.Expr) -> bool:
+        """Is `expr` a list pellc filled itself, indexed 1 .. COUNT (`pell.codegen.lists`)?"""
+        return dense_value(expr, self.analysis, self.dense)
 
     # -- the whole subprogram
 
@@ -269,8 +291,18 @@ class FnLowerer(ExpressionLowerer):
 
     def stmt_let(self, stmt: ast.Let) -> None:
         symbol = self.analysis.bindings[id(stmt)]
+        # A local list is empty where the subprogram begins (PL/SQL Language Reference,
+        # "Collection Types", Table 6-1: an associative array's uninitialized status is
+        # "Empty"): a `let` that runs once per call, outside any loop and in a fn no retry
+        # runs again, needs no DELETE before it fills the list.
+        fresh = (
+            isinstance(symbol.type, t.ListType) and self.loop_depth == 0 and self.fn.retry is None
+        )
         if stmt.value is None:
-            self.emit(self.reset(symbol.plsql, symbol.type))
+            if not fresh:
+                self.emit(self.reset(symbol.plsql, symbol.type))
+        elif fresh and isinstance(stmt.value, ast.ListLit):
+            self.store_list(symbol.plsql, stmt.value, symbol.type, fresh=True)
         else:
             self.store(symbol.plsql, stmt.value, symbol.type)
 
@@ -300,15 +332,19 @@ class FnLowerer(ExpressionLowerer):
             return
         self.emit(plsql.Assign(target, self.lower(value)))
 
-    def store_list(self, target: str, value: ast.ListLit, type_: t.Type) -> None:
-        """`target := [a, b]`: emptied, then filled from index 1."""
+    def store_list(
+        self, target: str, value: ast.ListLit, type_: t.Type, fresh: bool = False
+    ) -> None:
+        """`target := [a, b]`: emptied (unless `fresh`, empty already), then filled from
+        index 1."""
         if _refers_to(value, target.split(".")[0], self.analysis):
             temp = self.temp(type_)
             self.store_list(temp, value, type_)
             self.emit(plsql.Assign(target, temp))
             return
         element = type_.element if isinstance(type_, t.ListType) else t.UNKNOWN
-        self.emit(plsql.Exec(f"{target}.DELETE"))
+        if not fresh:
+            self.emit(plsql.Exec(f"{target}.DELETE"))
         for index, item in enumerate(value.items, start=1):
             self.store(f"{target}({index})", item, element)
 
@@ -472,17 +508,24 @@ class FnLowerer(ExpressionLowerer):
             self.emit(self.sql_statement(chain[0]))
             return
         if isinstance(expr, ast.MethodCall) and expr.name == "append":
-            # `xs.append(x)`: the next index of an INDEX BY table, COUNT + 1 (lists are dense)
+            # `xs.append(x)`: the index after the last. A list pellc filled itself has the
+            # indexes 1 .. COUNT; a caller's may be sparse or start anywhere, and COUNT + 1
+            # could be an index it holds: after LAST, which is NULL for an empty list.
             target = self.lower(expr.target)
+            after = (
+                f"{target}.COUNT + 1"
+                if self.is_dense(expr.target)
+                else f"NVL({target}.LAST, 0) + 1"
+            )
             value = expr.args[0]
             element = self.type_of(value)
             if isinstance(unwrap_value(value), ast.RecordLit):
                 # field by field into a temporary: each `COUNT + 1` would be another element
                 temporary = self.temp(element)
                 self.store(temporary, value, element)
-                self.emit(plsql.Assign(f"{target}({target}.COUNT + 1)", temporary))
+                self.emit(plsql.Assign(f"{target}({after})", temporary))
                 return
-            self.store(f"{target}({target}.COUNT + 1)", value, element)
+            self.store(f"{target}({after})", value, element)
             return
         self.emit(plsql.Exec(self.lower(expr)))
 
@@ -517,16 +560,21 @@ class FnLowerer(ExpressionLowerer):
 
     def stmt_for(self, stmt: ast.For) -> None:
         if stmt.bulk:
-            # FORALL i IN 1 .. COUNT <dml>: one statement, bound to every element (lists are
-            # dense); record fields of the collection may be bound since 11g (PL/SQL Language
-            # Reference, FORALL statement)
+            # FORALL: one statement, bound to every element; record fields of the collection
+            # may be bound since 11g (PL/SQL Language Reference, FORALL statement). A list
+            # pellc filled itself is 1 .. COUNT; a caller's, sparse or not, is INDICES OF it:
+            # "the values of index correspond to the subscripts of the elements of the
+            # collection" (FORALL Statement, INDICES OF; 1 .. COUNT would raise ORA-22160 at a
+            # missing index: "If any collection lacks a referenced element, PL/SQL raises an
+            # exception").
             assert isinstance(stmt.source, ast.Name) and isinstance(stmt.body.stmts[0], ast.ExprStmt)
             chain = sql_chain(stmt.body.stmts[0].expr)
             assert chain is not None
             statement = self.at(self.sql_statement(chain[0]))
             items = self.lower(stmt.source)
+            bounds = f"1 .. {items}.COUNT" if self.is_dense(stmt.source) else f"INDICES OF {items}"
             dml = "\n".join("  " + line for line in statement.text.split("\n"))
-            statement.text = f"FORALL {naming.BULK_INDEX} IN 1 .. {items}.COUNT\n{dml}"
+            statement.text = f"FORALL {naming.BULK_INDEX} IN {bounds}\n{dml}"
             self.emit(statement)
             return
         variable = self.analysis.bindings[id(stmt)].plsql
@@ -548,12 +596,19 @@ class FnLowerer(ExpressionLowerer):
             head = f"FOR {variable} IN {start} .. {end[0]}"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
         elif isinstance(source, ast.MethodCall) and source.name == "indices":
+            if not self.is_dense(source.target):
+                # the checker keeps the variable's name for the fn: declared here, once
+                if f"{variable} PLS_INTEGER;" not in self.temp_declarations:
+                    self.temp_declarations.append(f"{variable} PLS_INTEGER;")
+                items = self.loop_list(source.target)
+                self.walk_indexes(variable, items, [], stmt.body)
+                return
             items = wrap(self.lower_with_precedence(source.target), ATOM)
             calls = self.take_calls()
             head = f"FOR {variable} IN 1 .. {items}.COUNT"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
-        elif isinstance(self.type_of(source), t.CursorType):
-            self.cursor_loop(variable, self.lower(source), stmt.body)
+        elif isinstance(cursor_type := self.type_of(source), t.CursorType):
+            self.cursor_loop(variable, self.lower(source), cursor_type.element, stmt.body)
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
         else:
@@ -562,33 +617,86 @@ class FnLowerer(ExpressionLowerer):
             self.emit(plsql.CursorLoop(variable, query, self.loop_body(stmt.body), multiline))
 
     def list_loop(self, variable: str, source: ast.Expr, body: ast.Block) -> None:
-        """`for x in xs`: an index over 1 .. COUNT (lists are dense), `x` set from it."""
-        if isinstance(source, ast.Name):
-            items = self.lower(source)
-        else:
-            items = self.temp(self.type_of(source))
-            self.store(items, source, self.type_of(source))
+        """`for x in xs`: `x` set from each index in turn. A list pellc filled itself is
+        walked 1 .. COUNT; any other (`pell.codegen.lists`) by FIRST and NEXT."""
+        items = self.loop_list(source)
+        if not self.is_dense(source):
+            index = self.declared_index(naming.INDEX_VARIABLE)
+            element = self.at(plsql.Assign(variable, f"{items}({index})"))
+            self.walk_indexes(index, items, [element], body)
+            return
         index = naming.unique(naming.INDEX_VARIABLE, self.taken)
         element = self.at(plsql.Assign(variable, f"{items}({index})"))
         statements = [element, *self.loop_body(body)]
         self.taken.discard(index)
         self.emit(plsql.Loop(f"FOR {index} IN 1 .. {items}.COUNT", statements))
 
-    def cursor_loop(self, variable: str, cursor: str, body: ast.Block) -> None:
-        """`for r in rows` over a `cursor<T>` parameter: FETCH each row into `r` until none is
-        left, then CLOSE (a `return` inside closes it first). An error inside leaves it to the
-        SQL statement that passed CURSOR(...), which closes it with itself (SQL Language
-        Reference, CURSOR Expressions: a nested cursor is closed when its parent is)."""
+    def loop_list(self, source: ast.Expr) -> str:
+        """The list a loop runs over: a variable as it is, any other value stored first in a
+        variable of its own (read on every pass, and its value computed once)."""
+        if isinstance(source, ast.Name):
+            return self.lower(source)
+        items = self.held(self.type_of(source))
+        self.store(items, source, self.type_of(source))
+        return items
+
+    def walk_indexes(
+        self, index: str, items: str, first: list[plsql.Stmt], body: ast.Block
+    ) -> None:
+        """A loop over the indexes a caller's list has when the loop begins, sparse or from
+        any first one: FIRST, then NEXT, up to the LAST of then (what the body appends is not
+        visited, as with 1 .. COUNT, whose bounds are computed once). FIRST and LAST are NULL
+        for an empty list, NEXT is NULL after the last index (PL/SQL Language Reference,
+        Collection Methods, "FIRST and LAST", "PRIOR and NEXT"): the loop's test is then not
+        TRUE. `first` runs at the top of each pass; a `continue` takes the NEXT index first."""
+        last = self.declared_index(naming.LAST_INDEX_VARIABLE)
+        self.emit(plsql.Assign(index, f"{items}.FIRST"))
+        self.emit(plsql.Assign(last, f"{items}.LAST"))
+        advance = plsql.Assign(index, f"{items}.NEXT({index})")
+        self.continue_advances[self.loop_depth + 1] = advance
+        statements = [*first, *self.loop_body(body)]
+        del self.continue_advances[self.loop_depth + 1]
+        if falls_through(body.stmts):
+            statements.append(self.at(replace(advance)))
+        self.emit(plsql.Loop(f"WHILE {index} <= {last}", statements))
+
+    def cursor_loop(self, variable: str, cursor: str, row_type: t.Type, body: ast.Block) -> None:
+        """`for r in rows` over a `cursor<T>` parameter: FETCH a batch of rows (BULK COLLECT
+        ... LIMIT), `r` set from each, until a FETCH brings none; then CLOSE (a `return`
+        inside closes it first). A FETCH of one row per pass would switch from PL/SQL to SQL
+        for every row; FETCH_BATCH_SIZE is the batch of a cursor FOR loop ("The implicit
+        cursor for loop implicitly array fetches 100 at a time", AskTom, "Cursor FOR loops
+        optimization in 10g"). The loop ends on an empty batch, not on %NOTFOUND, which is
+        TRUE after the FETCH that brings the last, partial batch (PL/SQL User's Guide and
+        Reference 10.2, Example 11-10: `EXIT WHEN names.COUNT = 0`). `break` leaves the FETCH
+        loop by its label; `continue` goes on with the next row of the batch.
+
+        An error inside leaves the cursor to the SQL statement that passed CURSOR(...), which
+        closes it with itself (SQL Language Reference, CURSOR Expressions: a nested cursor is
+        closed when its parent is)."""
+        batch = naming.unique(naming.FETCH_BATCH_VARIABLE, self.taken)
+        self.temp_declarations.append(f"{batch} {plsql_type(t.ListType(row_type), 'local')};")
+        row = naming.unique(naming.INDEX_VARIABLE, self.taken)
+        label = naming.unique(naming.FETCH_LOOP_LABEL, self.taken)
         fetch: list[plsql.Stmt] = [
-            self.at(plsql.Exec(f"FETCH {cursor} INTO {variable}")),
-            self.at(plsql.ExitWhen(plsql.Opaque(f"{cursor}%NOTFOUND"), holds=True)),
+            self.at(
+                plsql.Exec(
+                    f"FETCH {cursor} BULK COLLECT INTO {batch} LIMIT {naming.FETCH_BATCH_SIZE}"
+                )
+            ),
+            self.at(plsql.ExitWhen(plsql.Opaque(f"{batch}.COUNT = 0"), holds=True)),
         ]
         close = plsql.Exec(f"CLOSE {cursor}")
         # at this loop's depth: a `break` or `continue` inside (one deeper) does not run it
         self.exit_hooks.append(((close,), self.loop_depth))
-        statements = self.loop_body(body)
+        self.break_labels[self.loop_depth + 1] = label
+        element = self.at(plsql.Assign(variable, f"{batch}({row})"))
+        statements = [element, *self.loop_body(body)]
+        del self.break_labels[self.loop_depth + 1]
         self.exit_hooks.pop()
-        self.emit(plsql.Loop("", [*fetch, *statements]))
+        self.taken.discard(row)
+        rows = self.at(plsql.Loop(f"FOR {row} IN 1 .. {batch}.COUNT", statements))
+        self.emit(plsql.Loop("", [*fetch, rows], label=label))
         self.emit(self.at(replace(close)))
 
     def loop_exit_hooks(self) -> list[tuple[tuple[plsql.Stmt, ...], int]]:
@@ -597,10 +705,13 @@ class FnLowerer(ExpressionLowerer):
 
     def stmt_break(self, stmt: ast.Break) -> None:
         self.run_exit_hooks(self.loop_exit_hooks())
-        self.emit(plsql.Exit())
+        self.emit(plsql.Exit(self.break_labels.get(self.loop_depth, "")))
 
     def stmt_continue(self, stmt: ast.Continue) -> None:
         self.run_exit_hooks(self.loop_exit_hooks())
+        advance = self.continue_advances.get(self.loop_depth)
+        if advance is not None:
+            self.emit(replace(advance))
         self.emit(plsql.Continue())
 
     def stmt_return(self, stmt: ast.Return) -> None:
@@ -775,17 +886,6 @@ STATEMENT_SQL: dict[type[ast.Node], Callable[[FnLowerer, Any], None]] = {
     ast.Transaction: FnLowerer.stmt_transaction,
     ast.Yield: FnLowerer.stmt_yield,
 }
-
-
-def unwrap_value(expr: ast.Expr) -> ast.Expr:
-    """`Ok(e)`, `Some(e)` and `e?` are `e` once lowered."""
-    while True:
-        if isinstance(expr, ast.Wrap) and expr.kind in ("Ok", "Some") and expr.value is not None:
-            expr = expr.value
-        elif isinstance(expr, ast.Propagate):
-            expr = expr.operand
-        else:
-            return expr
 
 
 def json_value(value: str, type_: t.Type) -> str:

@@ -20,7 +20,8 @@ from pell.checker.methods import nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, int_product, quote_text
-from pell.codegen.subprograms import spliced_sql, unwrap_value
+from pell.codegen.lists import unwrap_value
+from pell.codegen.subprograms import spliced_sql
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -391,17 +392,24 @@ class PgFnLowerer:
         variable = self.analysis.bindings[id(stmt)]
         source = stmt.source
         if stmt.bulk:
-            # FORALL's statement for each element: one by one here (same effect, no batching)
+            # FORALL's statement for each element: one by one here (same effect, no batching),
+            # over the array's own subscripts; an element is `items[i]` (the checker binds
+            # Oracle's `items(i)`)
             assert isinstance(source, ast.Name)
             items = self.lower(source)
             index = naming.unique("l_pell_bulk", self.taken)
             self.declarations.append(f"{index} integer;")
             chain = sql_chain(stmt.body.stmts[0].expr)  # type: ignore[union-attr]
             assert chain is not None
-            text = self.sql_text(chain[0]).replace(naming.BULK_INDEX, index)
-            statement = self.at(self.sql(chain[0], text))
-            head = f"FOR {index} IN 1 .. coalesce(cardinality({items}), 0)"
-            self.emit(plsql.Loop(head, [statement]))
+            element = f"{items}({naming.BULK_INDEX})"
+            binds = [
+                (bind, f"{items}[{index}]{replacement[len(element):]}")
+                if replacement.startswith(element)
+                else (bind, replacement)
+                for bind, replacement in self.analysis.binds[id(chain[0])]
+            ]
+            statement = self.at(self.sql(chain[0], spliced_sql(chain[0], binds)))
+            self.emit(plsql.Loop(f"FOR {index} IN {subscripts(items)}", [statement]))
             return
         if isinstance(source, ast.Range):
             end = self.lower_with_precedence(source.end)
@@ -409,7 +417,12 @@ class PgFnLowerer:
             head = f"FOR {variable.plsql} IN {self.lower(source.start)} .. {upper}"
         elif isinstance(source, ast.MethodCall) and source.name == "indices":
             items = self.lower(source.target)
-            head = f"FOR {variable.plsql} IN 1 .. coalesce(cardinality({items}), 0)"
+            if not isinstance(source.target, ast.Name):
+                # the bounds name the array twice: its value is computed once, here
+                holder = self.temp(self.type_of(source.target))
+                self.emit(plsql.Assign(holder, items))
+                items = holder
+            head = f"FOR {variable.plsql} IN {subscripts(items)}"
         elif (chain := sql_chain(source)) is not None and not chain[1]:
             # a cursor FOR loop needs its variable declared, as `record`
             self.declarations.append(f"{variable.plsql} record;")
@@ -759,6 +772,16 @@ class PgFnLowerer:
 
     def sqlblock(self, expr: ast.SqlBlock) -> Lowered:
         raise self.unsupported("a `sql! { }` without a terminator as a value", expr.span)
+
+
+def subscripts(items: str) -> str:
+    """The bounds of a FOR over an array's own subscripts. A caller's array may start at any
+    subscript ("Subscripted assignment allows creation of arrays that do not use one-based
+    subscripts", PostgreSQL 15 docs, 8.15.4 Modifying Arrays); it has no gaps (the positions
+    between are "filled with nulls", ibid.), so lower .. upper is every element. An empty
+    array has no bounds (array_lower and array_upper are NULL), and a FOR with a NULL bound
+    raises "lower bound of FOR loop cannot be null": 1 .. 0 runs no pass."""
+    return f"coalesce(array_lower({items}, 1), 1) .. coalesce(array_upper({items}, 1), 0)"
 
 
 def _indent_more(text: str) -> str:

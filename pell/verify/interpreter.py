@@ -539,7 +539,12 @@ class Run:
     def loop(self, stmt: plsql.Loop, frame: Frame) -> None:
         self.run_calls(stmt.calls, frame, self.at(frame, stmt))
         if not stmt.head or self.choose(2) == 0:
-            self.once(stmt.body, frame)
+            try:
+                self.once(stmt.body, frame)
+            except ExitSignal as signal:
+                # `EXIT label;` from a loop inside ends at the loop of that label
+                if not stmt.label or signal.label != stmt.label:
+                    raise
 
     def cursor_loop(self, stmt: plsql.CursorLoop, frame: Frame) -> None:
         self.site(self.at(frame, stmt.query), "the cursor's query")

@@ -19,15 +19,18 @@ CREATE OR REPLACE PACKAGE BODY shop.everyday AS
     l_lines t_line_list;
     l_seen t_text_list;
     l_total VARCHAR2(32767);
+    l_i PLS_INTEGER;
+    l_pell_last PLS_INTEGER;
     l_pell_line t_line;
   BEGIN
-    l_lines.DELETE;
-    l_seen.DELETE;
-    FOR l_i IN 1 .. p_skus.COUNT LOOP
+    l_i := p_skus.FIRST;
+    l_pell_last := p_skus.LAST;
+    WHILE l_i <= l_pell_last LOOP
       l_pell_line.sku := p_skus(l_i);
       l_pell_line.qty := l_i;
       l_lines(l_lines.COUNT + 1) := l_pell_line;
       l_seen(l_seen.COUNT + 1) := UPPER(p_skus(l_i));
+      l_i := p_skus.NEXT(l_i);
     END LOOP;
     l_total := TO_CHAR(l_lines.COUNT);
     dbms_output.put_line(l_total || ' lines, first ' || l_seen(l_seen.FIRST) || ', last ' || l_seen(l_seen.LAST));

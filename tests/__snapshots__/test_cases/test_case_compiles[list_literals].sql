@@ -21,11 +21,16 @@ CREATE OR REPLACE PACKAGE BODY lists AS
   FUNCTION total(p_xs IN t_number_list) RETURN NUMBER IS
     l_sum NUMBER;
     l_x NUMBER;
+    l_pell_i PLS_INTEGER;
+    l_pell_last PLS_INTEGER;
   BEGIN
     l_sum := 0;
-    FOR l_pell_i IN 1 .. p_xs.COUNT LOOP
+    l_pell_i := p_xs.FIRST;
+    l_pell_last := p_xs.LAST;
+    WHILE l_pell_i <= l_pell_last LOOP
       l_x := p_xs(l_pell_i);
       l_sum := l_sum + l_x;
+      l_pell_i := p_xs.NEXT(l_pell_i);
     END LOOP;
     RETURN l_sum;
   END total;

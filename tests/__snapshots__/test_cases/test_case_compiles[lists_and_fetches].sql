@@ -39,12 +39,17 @@ CREATE OR REPLACE PACKAGE BODY catalog AS
     l_sum NUMBER;
     l_id NUMBER;
     l_price NUMBER;
+    l_pell_i PLS_INTEGER;
+    l_pell_last PLS_INTEGER;
   BEGIN
     l_sum := 0;
-    FOR l_pell_i IN 1 .. p_ids.COUNT LOOP
+    l_pell_i := p_ids.FIRST;
+    l_pell_last := p_ids.LAST;
+    WHILE l_pell_i <= l_pell_last LOOP
       l_id := p_ids(l_pell_i);
       select price INTO l_price from products where id = l_id;
       l_sum := l_sum + l_price;
+      l_pell_i := p_ids.NEXT(l_pell_i);
     END LOOP;
     RETURN l_sum;
   END total;
@@ -56,10 +61,8 @@ CREATE OR REPLACE PACKAGE BODY catalog AS
     l_p t_product;
     l_pell_product_list t_product_list;
   BEGIN
-    l_tags.DELETE;
     l_tags(1) := 'new';
     l_tags(2) := 'sale';
-    l_empty.DELETE;
     l_count := l_tags.COUNT;
     IF l_empty.COUNT = 0 THEN
       l_count := l_count + 1;

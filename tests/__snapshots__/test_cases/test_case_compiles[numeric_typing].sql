@@ -78,7 +78,6 @@ CREATE OR REPLACE PACKAGE BODY numbers AS
   BEGIN
     l_rounded := ROUND(p_a);
     l_parsed := ROUND(TO_NUMBER(p_s));
-    l_mixed.DELETE;
     l_mixed(1) := 1;
     l_mixed(2) := 2.5;
     RETURN l_rounded + l_parsed + l_mixed.COUNT;

@@ -15,7 +15,6 @@ CREATE OR REPLACE PACKAGE BODY limits AS
     l_xs t_number_list;
     l_n PLS_INTEGER;
   BEGIN
-    l_xs.DELETE;
     l_n := 0;
     IF p_a IS NULL THEN
       l_n := l_n + 1;

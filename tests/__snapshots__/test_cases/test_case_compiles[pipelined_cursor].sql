@@ -32,20 +32,29 @@ END feeds;
 /
 
 CREATE OR REPLACE PACKAGE BODY market.feeds AS
+  TYPE t_stock_list IS TABLE OF t_stock INDEX BY PLS_INTEGER;
+
+  TYPE t_number_list IS TABLE OF NUMBER INDEX BY PLS_INTEGER;
+
   FUNCTION stockpivot(p_rows IN SYS_REFCURSOR, p_rate IN NUMBER) RETURN market.feeds_ticker_rows PIPELINED IS
     l_s t_stock;
+    l_pell_rows t_stock_list;
   BEGIN
+    <<pell_fetch>>
     LOOP
-      FETCH p_rows INTO l_s;
-      EXIT WHEN p_rows%NOTFOUND;
-      IF l_s.price IS NULL THEN
-        CONTINUE;
-      END IF;
-      IF l_s.sym = 'STOP' THEN
-        EXIT;
-      END IF;
-      PIPE ROW(market.feeds_ticker_row(l_s.sym, l_s.price * p_rate, SYSDATE));
-      PIPE ROW(market.feeds_ticker_row(l_s.sym, l_s.price, SYSDATE - 1));
+      FETCH p_rows BULK COLLECT INTO l_pell_rows LIMIT 100;
+      EXIT WHEN l_pell_rows.COUNT = 0;
+      FOR l_pell_i IN 1 .. l_pell_rows.COUNT LOOP
+        l_s := l_pell_rows(l_pell_i);
+        IF l_s.price IS NULL THEN
+          CONTINUE;
+        END IF;
+        IF l_s.sym = 'STOP' THEN
+          EXIT pell_fetch;
+        END IF;
+        PIPE ROW(market.feeds_ticker_row(l_s.sym, l_s.price * p_rate, SYSDATE));
+        PIPE ROW(market.feeds_ticker_row(l_s.sym, l_s.price, SYSDATE - 1));
+      END LOOP;
     END LOOP;
     CLOSE p_rows;
     RETURN;
@@ -54,17 +63,22 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
   FUNCTION first_prices(p_prices IN SYS_REFCURSOR, p_limit IN PLS_INTEGER) RETURN market.feeds_number_rows PIPELINED IS
     l_n PLS_INTEGER;
     l_p NUMBER;
+    l_pell_rows t_number_list;
   BEGIN
     l_n := 0;
+    <<pell_fetch>>
     LOOP
-      FETCH p_prices INTO l_p;
-      EXIT WHEN p_prices%NOTFOUND;
-      IF l_n >= p_limit THEN
-        CLOSE p_prices;
-        RETURN;
-      END IF;
-      l_n := l_n + 1;
-      PIPE ROW(l_p);
+      FETCH p_prices BULK COLLECT INTO l_pell_rows LIMIT 100;
+      EXIT WHEN l_pell_rows.COUNT = 0;
+      FOR l_pell_i IN 1 .. l_pell_rows.COUNT LOOP
+        l_p := l_pell_rows(l_pell_i);
+        IF l_n >= p_limit THEN
+          CLOSE p_prices;
+          RETURN;
+        END IF;
+        l_n := l_n + 1;
+        PIPE ROW(l_p);
+      END LOOP;
     END LOOP;
     CLOSE p_prices;
     RETURN;

@@ -72,10 +72,15 @@ CREATE OR REPLACE PACKAGE BODY bank.ledger AS
 
   PROCEDURE debit_all(p_ids IN t_number_list, p_amount IN NUMBER) IS
     l_id NUMBER;
+    l_pell_i PLS_INTEGER;
+    l_pell_last PLS_INTEGER;
   BEGIN
-    FOR l_pell_i IN 1 .. p_ids.COUNT LOOP
+    l_pell_i := p_ids.FIRST;
+    l_pell_last := p_ids.LAST;
+    WHILE l_pell_i <= l_pell_last LOOP
       l_id := p_ids(l_pell_i);
       debit(l_id, p_amount);
+      l_pell_i := p_ids.NEXT(l_pell_i);
     END LOOP;
   END debit_all;
 END ledger;

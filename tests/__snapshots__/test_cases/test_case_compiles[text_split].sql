@@ -55,7 +55,6 @@ CREATE OR REPLACE PACKAGE BODY data.csv AS
     l_pell_text_list t_text_list;
     l_pell_row t_row;
   BEGIN
-    l_rows.DELETE;
     l_pell_text_list := pell_split(p_doc, CHR(10));
     FOR l_pell_i IN 1 .. l_pell_text_list.COUNT LOOP
       l_line := l_pell_text_list(l_pell_i);

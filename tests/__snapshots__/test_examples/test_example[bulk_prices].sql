@@ -31,6 +31,8 @@ CREATE OR REPLACE PACKAGE BODY catalog.prices AS
     l_row t_pricerow;
     l_new_price NUMBER;
     l_product_id NUMBER;
+    l_pell_i PLS_INTEGER;
+    l_pell_last PLS_INTEGER;
     l_pell_int PLS_INTEGER;
   BEGIN
     l_rows := products_in(p_category_id);
@@ -38,13 +40,16 @@ CREATE OR REPLACE PACKAGE BODY catalog.prices AS
       RETURN 0;
     END IF;
     l_changed := 0;
-    FOR l_pell_i IN 1 .. l_rows.COUNT LOOP
+    l_pell_i := l_rows.FIRST;
+    l_pell_last := l_rows.LAST;
+    WHILE l_pell_i <= l_pell_last LOOP
       l_row := l_rows(l_pell_i);
       l_new_price := l_row.price * (1 + p_percent / 100);
       l_product_id := l_row.product_id;
       update product_prices set price = round(l_new_price, 2) where product_id = l_product_id;
       l_pell_int := SQL%ROWCOUNT;
       l_changed := l_changed + l_pell_int;
+      l_pell_i := l_rows.NEXT(l_pell_i);
     END LOOP;
     RETURN l_changed;
   END raise_category;
