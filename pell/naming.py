@@ -25,6 +25,9 @@ FETCH_BATCH_SIZE = 100
 FIRST_CURSOR = "c_pell_first"  # `.first()` under SKIP LOCKED: its block's explicit cursor
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
 SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package
+# A number and an interval as text (pell.codegen.text_forms): private functions of the package
+NUMBER_TEXT_FUNCTION = "pell_number_text"
+INTERVAL_TEXT_FUNCTION = "pell_interval_text"
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
 
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.

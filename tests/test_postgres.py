@@ -1061,3 +1061,48 @@ def test_a_pipelined_fn_reads_more_rows_than_one_batch(dsn: str) -> None:
     amounts = [amount for _, amount in rows]
     assert amounts == [n for n in range(1, 251) if n % 7 != 0]
     assert rows[-1] == ("p250", 250)
+
+
+TEXTS = """
+module texts;
+
+pub fn texts(n: number, i: int, d: date, ts: timestamp, iv: interval, b: bool) -> text {
+    let hours = numtodsinterval(30, "HOUR");
+    return "{n}|{i}|{d}|{ts}|{iv}|{b}|" + d.into::<text>() + "|" + iv.to_text() + "|"
+        + lpad(i, 5, "0") + "|{hours}";
+}
+"""
+
+# (DateStyle, IntervalStyle): each changes how PostgreSQL writes a timestamp or an interval
+# as text (PostgreSQL 15 docs, 8.5.2 "Date/Time Output", 8.5.5 "Interval Output")
+SESSIONS = [
+    ("ISO, MDY", "postgres"),
+    ("German", "sql_standard"),
+    ("SQL, DMY", "iso_8601"),
+    ("Postgres, DMY", "postgres_verbose"),
+]
+
+
+def test_dates_numbers_and_intervals_are_the_same_text_in_every_session(dsn: str) -> None:
+    """Issue 25, item 2: a value interpolated, `.to_text()`, `.into::<text>()` or passed where
+    a built-in takes text is one text whatever the session's DateStyle and IntervalStyle, and
+    the text the Oracle target writes (pell/codegen/text_forms.py): 30 hours are 1 day 6 hours,
+    as Oracle's NUMTODSINTERVAL(30, 'HOUR') is. A number's text needs no
+    session here: numeric's output ignores lc_numeric, which "Sets the locale to use for
+    formatting numbers, for example with the to_char family of functions" (19.11.2); this
+    cluster has only the C locales anyway."""
+    load(dsn, TEXTS)
+    call = (
+        "select texts.texts(-0.5, 42, timestamp '2024-05-01 13:45:06', "
+        "timestamp '2024-05-01 13:45:06.25', interval '-1 day -02:03:04.5', true)"
+    )
+    texts = set()
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for datestyle, intervalstyle in SESSIONS:
+            connection.execute(f"SET DateStyle = '{datestyle}'")
+            connection.execute(f"SET IntervalStyle = '{intervalstyle}'")
+            texts.add(connection.execute(call).fetchone()[0])
+    assert texts == {
+        "-0.5|42|2024-05-01 13:45:06|2024-05-01 13:45:06.250000|-1 02:03:04.500000|true"
+        "|2024-05-01 13:45:06|-1 02:03:04.500000|00042|1 06:00:00.000000"
+    }

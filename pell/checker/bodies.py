@@ -16,7 +16,7 @@ from pell.checker.expressions import ExpressionChecker, narrowing_hints
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
 
 # Also imported from here by pell.codegen.subprograms.
-from pell.checker.sql_typing import sql_chain
+from pell.checker.sql_typing import sql_chain, text_columns
 from pell.diagnostics import Diagnostic, quoted_with_article
 
 if TYPE_CHECKING:
@@ -345,7 +345,10 @@ class BodyChecker(ExpressionChecker):
         elif (chain := sql_chain(source)) is not None and not chain[1]:
             shape = self.sql(chain[0])
             names = tuple(n for n in (shape.select_names if shape else ()) if n)
-            variable = self.declare_local(stmt.var, t.SqlRow(names), stmt.var_span, kind="loop")
+            texts = text_columns(shape) if shape else ()
+            variable = self.declare_local(
+                stmt.var, t.SqlRow(names, texts), stmt.var_span, kind="loop"
+            )
             self.analysis.types[id(source)] = variable.type
         else:
             source_type = self.cursor_source(source) or self.expr(source, None)

@@ -32,7 +32,8 @@ TIMESTAMP = t.Scalar("timestamp")
 # "Data Type Comparison Rules", implicit conversion matrix: "If you call a SQL function with
 # an argument of a data type other than the data type expected ..., then Oracle implicitly
 # converts the argument"); Pell rejects only the calls that are surely wrong:
-#   text      text, or a number (Oracle's TO_CHAR of it, as Pell's interpolation does);
+#   text      text, or a number (lowered to its text as interpolation writes it,
+#             pell.codegen.text_forms, not left to an implicit, NLS-dependent conversion);
 #             not a date (its text would follow NLS_DATE_FORMAT: `to_char(d, fmt)` says
 #             which), nor a bool (no implicit conversion from PL/SQL's BOOLEAN)
 #   format    text only: a format model or an NLS parameter string

@@ -209,7 +209,7 @@ class ExpressionChecker(SqlChecker):
                     self.reserved_column(
                         expr.name, ast.Span(expr.span.end - len(expr.name), expr.span.end)
                     )
-                return t.SqlValue()
+                return t.TEXT if expr.name in target.texts else t.SqlValue()
             self.error(
                 "unknown-field",
                 f"the query has no column `{expr.name}`{did_you_mean(expr.name, target.names)}",
@@ -540,9 +540,9 @@ class ExpressionChecker(SqlChecker):
         return t.UNKNOWN
 
     def conversion(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
-        """`x.into::<text>()`: a value as text (TO_CHAR), text as a number (TO_NUMBER), a
-        number (or text) as an `int`, rounded to the nearest whole number (ROUND), or a value
-        as its own type."""
+        """`x.into::<text>()`: a value as text (as interpolation writes it), text as a number
+        (TO_NUMBER), a number (or text) as an `int`, rounded to the nearest whole number
+        (ROUND), or a value as its own type."""
         for arg in expr.args:
             self.expr(arg, None)
         if len(expr.type_args) != 1 or len(expr.type_args[0].alternatives) != 1 or expr.args:
@@ -574,7 +574,7 @@ class ExpressionChecker(SqlChecker):
 
     def to_text(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
         """`x.to_text()`: any value interpolation takes, as text the way interpolation writes it
-        (TO_CHAR; `true`/`false` for a bool)."""
+        (pell.codegen.text_forms)."""
         for arg in expr.args:
             self.expr(arg, None)
         if expr.args or expr.type_args:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 
 from pell import ast, naming, sqltext
+from pell.checker import builtins
 from pell.checker import types as t
 from pell.checker.scopes import BodyScopes
 from pell.diagnostics import did_you_mean, quoted_with_article
+from pell.sqltokens import Token, TokenType
 
 # sql! { } terminators and modifiers.
 SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
@@ -538,3 +540,100 @@ def single_column(item: str, sql: str) -> t.Type | None:
     schema, table, _ = tables[0]
     owner = f"{schema.lower()}." if schema else ""
     return t.SqlValue(f"{owner}{table.lower()}.{column.group(1).lower()}")
+
+
+# SQL's built-ins whose value is text, by the builtin table's results (UPPER, SUBSTR, TO_CHAR, ...)
+_TEXT_FUNCTIONS = frozenset(
+    b.name
+    for b in builtins.TABLE
+    if b.form == "call" and b.result in (t.TEXT, "text_of_first", "text_of_args")
+)
+_STRINGS = frozenset(
+    {
+        TokenType.STRING,
+        TokenType.NATIONAL_STRING,
+        TokenType.UNICODE_STRING,
+        TokenType.RAW_STRING,
+        TokenType.NATIONAL_RAW_STRING,
+    }
+)
+
+# What an operand ends with: a word after it is the item's alias (after a `.` it is a column)
+_ENDS_OPERAND = frozenset(
+    {TokenType.R_PAREN, TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER, *_STRINGS}
+)
+
+
+def text_columns(shape: sqltext.SqlShape) -> tuple[str, ...]:
+    """The names of the select items the SQL itself makes text (is_text_item)."""
+    texts: list[str] = []
+    for (start, end), name in zip(shape.select_items, shape.select_names, strict=True):
+        tokens = [token for token in shape.tokens if start <= token.start < end]
+        if name and is_text_item(tokens):
+            texts.append(name)
+    return tuple(texts)
+
+
+def is_text_item(tokens: list[Token]) -> bool:
+    """Is a select item, as tokens, text whatever the tables hold: a string literal, a call
+    of a built-in whose value is text (UPPER(...), TO_CHAR(...)), or such operands and column
+    names joined by `||`, whose result "is another character string" (SQL Language Reference,
+    Concatenation Operator)? Anything else (a column, CASE, a comparison) is not known."""
+    if len(tokens) >= 2 and tokens[-2].token_type == TokenType.ALIAS:
+        tokens = tokens[:-2]
+    elif (
+        len(tokens) >= 2
+        and tokens[-1].token_type in (TokenType.VAR, TokenType.IDENTIFIER)
+        and tokens[-2].token_type in _ENDS_OPERAND
+    ):
+        tokens = tokens[:-1]  # an alias without AS: `upper(x) label`, `a || b label`
+    operands: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens:
+        if depth == 0 and token.token_type == TokenType.OPERATOR and token.text == "||":
+            operands.append([])
+            continue
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(token.token_type, 0)
+        operands[-1].append(token)
+    if len(operands) == 1:
+        return _is_text_operand(operands[0])
+    return all(_is_text_operand(o) or _is_column(o) for o in operands)
+
+
+def _is_text_operand(tokens: list[Token]) -> bool:
+    """A string literal, or a whole call of a built-in whose value is text."""
+    if len(tokens) == 1:
+        return tokens[0].token_type in _STRINGS
+    return (
+        len(tokens) >= 3
+        and tokens[0].token_type == TokenType.VAR
+        and tokens[0].text.lower() in _TEXT_FUNCTIONS
+        and tokens[1].token_type == TokenType.L_PAREN
+        and tokens[-1].token_type == TokenType.R_PAREN
+        and _closing(tokens, 1) == len(tokens) - 1
+    )
+
+
+def _is_column(tokens: list[Token]) -> bool:
+    """A (qualified) name, a number or a bind: an operand of `||`, not an expression."""
+    if len(tokens) == 1:
+        return tokens[0].token_type in (TokenType.VAR, TokenType.IDENTIFIER, TokenType.NUMBER)
+    if len(tokens) == 2:
+        return tokens[0].token_type == TokenType.COLON and tokens[1].token_type == TokenType.VAR
+    names = tokens[0::2]
+    dots = tokens[1::2]
+    return (
+        len(tokens) % 2 == 1
+        and all(n.token_type in (TokenType.VAR, TokenType.IDENTIFIER) for n in names)
+        and all(d.token_type == TokenType.DOT for d in dots)
+    )
+
+
+def _closing(tokens: list[Token], opening: int) -> int:
+    """The index of the `)` that closes the `(` at `opening`."""
+    depth = 0
+    for index in range(opening, len(tokens)):
+        depth += {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}.get(tokens[index].token_type, 0)
+        if depth == 0:
+            return index
+    return -1

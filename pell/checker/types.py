@@ -81,9 +81,12 @@ class SqlValue:
 
 @record
 class SqlRow:
-    """The row of a cursor `for` loop: one SQL value per select-list name."""
+    """The row of a cursor `for` loop: one SQL value per select-list name; `texts` name the
+    columns the SQL itself makes text (a string, a `||`, UPPER(...): sql_typing.is_text_item),
+    which are `text`."""
 
     names: tuple[str, ...]
+    texts: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return "SQL row"

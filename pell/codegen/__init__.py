@@ -36,6 +36,9 @@ class LoweredModule:
     # `text.split(d)`'s function and the list type it returns; empty: no text is split
     split_function: str = ""
     text_list_type: str = ""
+    # a number's and an interval's text (pell.codegen.text_forms); empty: none is converted
+    number_text_function: str = ""
+    interval_text_function: str = ""
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -198,7 +201,8 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     fns = list(checked.fns.values())
     lowerers = [FnLowerer(checked, fn, checked.analyses[fn.decl.name], target) for fn in fns]
     subprograms = tuple(lowerer.lower_fn() for lowerer in lowerers)
-    splits = any(naming.SPLIT_FUNCTION in lowerer.helpers for lowerer in lowerers)
+    helpers = {helper for lowerer in lowerers for helper in lowerer.helpers}
+    splits = naming.SPLIT_FUNCTION in helpers
     return LoweredModule(
         schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
@@ -221,7 +225,13 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         subprograms=subprograms,
         split_function=naming.SPLIT_FUNCTION if splits else "",
         text_list_type=plsql_type(t.ListType(t.TEXT), "local") if splits else "",
+        number_text_function=_used(naming.NUMBER_TEXT_FUNCTION, helpers),
+        interval_text_function=_used(naming.INTERVAL_TEXT_FUNCTION, helpers),
     )
+
+
+def _used(function: str, helpers: set[str]) -> str:
+    return function if function in helpers else ""
 
 
 def print_module(lowered: LoweredModule, header: str) -> tuple[str, dict[int, int]]:

@@ -7,7 +7,7 @@ written only where PL/SQL would otherwise group differently.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pell import ast, naming
@@ -16,6 +16,7 @@ from pell.checker import types as t
 from pell.checker.methods import LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
 from pell.checker.sql_typing import sql_chain
+from pell.codegen.text_forms import oracle_text, text_form
 from pell.precedence import (
     ADDITIVE,
     AND,
@@ -107,13 +108,14 @@ class ExpressionLowerer:
 
     def stringlit_sql(self, expr: ast.StringLit) -> Lowered:
         pieces: list[Lowered] = []
+        joined = sum(1 for part in expr.parts if part != "") > 1
         for part in expr.parts:
             if isinstance(part, str):
                 if part:
                     quoted = quote_text(part)
                     pieces.append((quoted, ADDITIVE if "||" in quoted else ATOM))
             else:
-                pieces.append(self.as_text(part))
+                pieces.append(self.as_text(part, joined))
         if not pieces:
             return "''", ATOM
         if len(pieces) == 1:
@@ -123,8 +125,10 @@ class ExpressionLowerer:
             for i, piece in enumerate(pieces)
         ), ADDITIVE
 
-    def as_text(self, expr: ast.Expr) -> Lowered:
-        """An interpolated value: text as is, booleans spelled out, anything else through TO_CHAR."""
+    def as_text(self, expr: ast.Expr, joined: bool = False) -> Lowered:
+        """A value as text (interpolation, `.to_text()`, `+` on text): text as is, any other
+        scalar in its session-free form (pell.codegen.text_forms). `joined`: an operand of
+        `||`, which converts a value of any other type itself."""
         type_ = self.type_of(expr)
         lowered = self.lower_with_precedence(expr)
         if t.is_text(type_):
@@ -133,12 +137,17 @@ class ExpressionLowerer:
             # no value is no text; TO_CHAR(NULL) would leave PL/SQL to choose among TO_CHAR's
             # overloads
             return "NULL", ATOM
-        if type_ == t.BOOL:
-            return (
-                f"CASE WHEN {lowered[0]} THEN 'true' WHEN NOT {wrap(lowered, NOT + 1)} THEN 'false' END",
-                ATOM,
-            )
-        return f"TO_CHAR({lowered[0]})", ATOM
+        form = text_form(type_)
+        if form is None:
+            # a SQL value: its type is the database's, and so is its text, by the session's
+            # defaults. `||` concatenates character strings (SQL Language Reference,
+            # Concatenation Operator) and converts any other operand implicitly, by the same
+            # defaults ("Implicit Data Conversion"): a joined one, often text already, needs
+            # no TO_CHAR
+            return lowered if joined else (f"TO_CHAR({lowered[0]})", ATOM)
+        if form.oracle_function:
+            self.helpers.add(form.oracle_function)
+        return oracle_text(form, lowered), ATOM
 
     def boollit_sql(self, expr: ast.BoolLit) -> Lowered:
         return ("TRUE" if expr.value else "FALSE"), ATOM
@@ -173,7 +182,7 @@ class ExpressionLowerer:
     def call_sql(self, expr: ast.Call) -> Lowered:
         builtin = self.analysis.builtins.get(id(expr))
         if builtin is not None:  # Oracle's own function: no call of Pell code to record
-            return builtins.lower(builtin, [self.lower_with_precedence(arg) for arg in expr.args])
+            return builtins.lower(builtin, self.builtin_args(builtin, expr.args))
         path = expr.callee.path
         self.calls.append(path)
         callee = self.analysis.callees.get(id(expr)) or (
@@ -184,6 +193,17 @@ class ExpressionLowerer:
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
         ]
         return (f"{callee}({', '.join(lowered)})" if lowered else callee), ATOM
+
+    def builtin_args(self, plsql: str, args: Sequence[ast.Expr]) -> list[Lowered]:
+        """A builtin's arguments; a number where it takes text is text as interpolation writes
+        it (Oracle's implicit conversion would follow the session's NLS settings)."""
+        builtin = builtins.BY_PLSQL[plsql]
+        return [
+            self.as_text(arg)
+            if builtin.kind(index) == "text" and t.family(self.type_of(arg)) == "numeric"
+            else self.lower_with_precedence(arg)
+            for index, arg in enumerate(args)
+        ]
 
     def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
         if sql_chain(expr) is not None:
@@ -240,7 +260,8 @@ class ExpressionLowerer:
             return f"MOD({left[0]}, {right[0]})", ATOM
         if expr.op == "+" and t.is_text(self.type_of(expr)):
             return (
-                f"{wrap(self.as_text(expr.left), ADDITIVE)} || {wrap(self.as_text(expr.right), ADDITIVE + 1)}",
+                f"{wrap(self.as_text(expr.left, True), ADDITIVE)} || "
+                f"{wrap(self.as_text(expr.right, True), ADDITIVE + 1)}",
                 ADDITIVE,
             )
         if expr.op in ("==", "!=") and (

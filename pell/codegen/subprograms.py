@@ -15,6 +15,7 @@ from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.lists import dense_locals, dense_value, unwrap_value
 from pell.codegen.retry_loop import lower_retry_loop
+from pell.codegen.text_forms import JSON_SEPARATOR, datetime_mask
 from pell.codegen.types import plsql_type
 from pell.precedence import ADDITIVE, ATOM, wrap
 from pell.records import record, replace
@@ -898,10 +899,9 @@ def json_value(value: str, type_: t.Type) -> str:
         return f"{helper}bool({value})"
     if type_ == t.BIGTEXT:
         return f"{helper}text(DBMS_LOB.SUBSTR({value}, 2000, 1))"
-    if family == "date":
-        return f"{helper}text(TO_CHAR({value}, 'YYYY-MM-DD\"T\"HH24:MI:SS'))"
-    if family == "timestamp":
-        return f"{helper}text(TO_CHAR({value}, 'YYYY-MM-DD\"T\"HH24:MI:SS.FF'))"
+    if family in ("date", "timestamp"):
+        # the fields interpolation writes (pell.codegen.text_forms), with ISO 8601's T
+        return f"{helper}text(TO_CHAR({value}, '{datetime_mask(family, JSON_SEPARATOR)}'))"
     if family == "text":
         return f"{helper}text({value})"
     return f"{helper}text(TO_CHAR({value}))"

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from pell import ast, naming, plsql, sqltext
+from pell.checker import builtins as checker_builtins
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.methods import nonempty_literal
@@ -22,6 +23,7 @@ from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, int_product, quote_text
 from pell.codegen.lists import unwrap_value
 from pell.codegen.subprograms import spliced_sql
+from pell.codegen.text_forms import postgres_text, text_form
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -553,15 +555,17 @@ class PgFnLowerer:
         return f"concat({', '.join(pieces)})", ATOM
 
     def as_text(self, expr: ast.Expr) -> str:
+        """A value as text: text as is, any other scalar in its session-free form
+        (pell.codegen.text_forms), the same text the Oracle target writes."""
         lowered = self.lower_with_precedence(expr)
         type_ = self.type_of(expr)
         if t.is_text(type_):
             return lowered[0]
-        if t.family(type_) == "numeric" and type_ != t.INT:
-            # numeric division keeps 16 decimal places (10 / 2 is 5.0000000000000000);
-            # Oracle's TO_CHAR writes 5
-            return f"trim_scale({lowered[0]})::text"
-        return f"{wrap(lowered, ATOM)}::text"
+        form = text_form(type_)
+        if form is None:
+            # a SQL value (or None): its type is the database's, and so is its text
+            return f"{wrap(lowered, ATOM)}::text"
+        return postgres_text(form, lowered)
 
     def boollit(self, expr: ast.BoolLit) -> Lowered:
         return ("TRUE" if expr.value else "FALSE"), ATOM
@@ -601,10 +605,10 @@ class PgFnLowerer:
 
     def call(self, expr: ast.Call) -> Lowered:
         builtin = self.analysis.builtins.get(id(expr))
-        args = [self.lower_with_precedence(arg) for arg in expr.args]
         if builtin is not None:
-            types = [self.type_of(arg) for arg in expr.args]
+            args, types = self.builtin_args(builtin, expr.args)
             return builtins.lower(self, builtin, args, types, expr.span)
+        args = [self.lower_with_precedence(arg) for arg in expr.args]
         path = expr.callee.path
         target = self.callee(expr)
         if len(path) == 1:
@@ -634,6 +638,23 @@ class PgFnLowerer:
             self.emit(plsql.Exec(f"CALL {callee}({', '.join(lowered)})"))
             return holder, ATOM
         return f"{callee}({', '.join(lowered)})", ATOM
+
+    def builtin_args(
+        self, plsql: str, args: Sequence[ast.Expr]
+    ) -> tuple[list[Lowered], list[t.Type]]:
+        """A builtin's arguments and their types; a number where it takes text is text as
+        interpolation writes it (PostgreSQL's lpad or length takes no number)."""
+        taken = checker_builtins.BY_PLSQL[plsql]
+        lowered: list[Lowered] = []
+        types: list[t.Type] = []
+        for index, arg in enumerate(args):
+            if taken.kind(index) == "text" and t.family(self.type_of(arg)) == "numeric":
+                lowered.append((self.as_text(arg), ATOM))
+                types.append(t.TEXT)
+            else:
+                lowered.append(self.lower_with_precedence(arg))
+                types.append(self.type_of(arg))
+        return lowered, types
 
     def callee(self, expr: ast.Call) -> FnInfo | None:
         """The Pell fn `expr` calls (None: Oracle's, which has no PostgreSQL form here)."""

@@ -23,6 +23,22 @@ END invoices;
 CREATE OR REPLACE PACKAGE BODY reports.invoices AS
   FUNCTION sign(p_amount IN NUMBER) RETURN VARCHAR2;
 
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION sign(p_amount IN NUMBER) RETURN VARCHAR2 IS
   BEGIN
     IF p_amount < 0 THEN
@@ -91,7 +107,7 @@ CREATE OR REPLACE PACKAGE BODY reports.invoices AS
     l_flagged := NVL(l_amount > 100, FALSE);
     l_customer := COALESCE(NULLIF(TRIM(p_inv.customer), 'n/a'), 'unknown');
     IF l_flagged THEN
-      RETURN l_customer || ': ' || l_shown || ' ' || TO_CHAR(l_zeroed);
+      RETURN l_customer || ': ' || l_shown || ' ' || pell_number_text(l_zeroed);
     END IF;
     RETURN UPPER(p_inv.notes) || l_shown;
   END defaults;

@@ -15,6 +15,22 @@ END everyday;
 CREATE OR REPLACE PACKAGE BODY shop.everyday AS
   TYPE t_line_list IS TABLE OF t_line INDEX BY PLS_INTEGER;
 
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION summary(p_skus IN t_text_list) RETURN VARCHAR2 IS
     l_lines t_line_list;
     l_seen t_text_list;
@@ -34,8 +50,8 @@ CREATE OR REPLACE PACKAGE BODY shop.everyday AS
     END LOOP;
     l_total := TO_CHAR(l_lines.COUNT);
     dbms_output.put_line(l_total || ' lines, first ' || l_seen(l_seen.FIRST) || ', last ' || l_seen(l_seen.LAST));
-    dbms_output.put_line('qty of the second: ' || TO_CHAR(l_lines(2).qty));
-    RETURN l_seen(1) || '/' || l_total || '/' || TO_CHAR(TO_NUMBER('42'));
+    dbms_output.put_line('qty of the second: ' || pell_number_text(l_lines(2).qty));
+    RETURN l_seen(1) || '/' || l_total || '/' || pell_number_text(TO_NUMBER('42'));
   END summary;
 END everyday;
 /

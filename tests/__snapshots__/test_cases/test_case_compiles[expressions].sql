@@ -12,6 +12,22 @@ END calc;
 /
 
 CREATE OR REPLACE PACKAGE BODY calc AS
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION arithmetic(p_a IN NUMBER, p_b IN NUMBER, p_n IN PLS_INTEGER) RETURN NUMBER IS
     l_x NUMBER;
     l_y NUMBER;
@@ -57,7 +73,7 @@ CREATE OR REPLACE PACKAGE BODY calc AS
 
   FUNCTION interpolate(p_id IN PLS_INTEGER, p_amount IN NUMBER, p_name IN VARCHAR2, p_ok IN BOOLEAN) RETURN VARCHAR2 IS
   BEGIN
-    RETURN 'id ' || TO_CHAR(p_id) || ' of ' || p_name || ': ' || TO_CHAR(p_amount * 2) || ' (' || CASE WHEN p_ok THEN 'true' WHEN NOT p_ok THEN 'false' END || ')';
+    RETURN 'id ' || TO_CHAR(p_id) || ' of ' || p_name || ': ' || pell_number_text(p_amount * 2) || ' (' || CASE WHEN p_ok THEN 'true' WHEN NOT p_ok THEN 'false' END || ')';
   END interpolate;
 
   FUNCTION text_methods(p_s IN VARCHAR2, p_prefix IN VARCHAR2) RETURN PLS_INTEGER IS

@@ -9,6 +9,22 @@ END files;
 /
 
 CREATE OR REPLACE PACKAGE BODY files AS
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION count_lines(p_job_id IN NUMBER) RETURN NUMBER IS
     l_lines NUMBER;
     l_pell_result NUMBER;
@@ -46,7 +62,7 @@ CREATE OR REPLACE PACKAGE BODY files AS
     BEGIN
       IF l_pell_finally_done THEN RETURN; END IF;
       l_pell_finally_done := TRUE;
-      l_note := 'touched ' || TO_CHAR(p_job_id);
+      l_note := 'touched ' || pell_number_text(p_job_id);
       insert into job_log (job_id, note) values (p_job_id, l_note);
     END pell_finally;
   BEGIN

@@ -23,6 +23,22 @@ CREATE OR REPLACE PACKAGE BODY hr.employees AS
     amount NUMBER
   );
 
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION make_raise(p_id IN PLS_INTEGER, p_amount IN NUMBER) RETURN NUMBER IS
     l_r t_raise;
     l_doubled t_raise;
@@ -36,7 +52,7 @@ CREATE OR REPLACE PACKAGE BODY hr.employees AS
 
   FUNCTION describe(p_e IN t_employee) RETURN VARCHAR2 IS
   BEGIN
-    RETURN p_e.name || ' (' || TO_CHAR(p_e.id) || ') earns ' || TO_CHAR(p_e.salary) || ', active: ' || CASE WHEN p_e.active THEN 'true' WHEN NOT p_e.active THEN 'false' END;
+    RETURN p_e.name || ' (' || TO_CHAR(p_e.id) || ') earns ' || pell_number_text(p_e.salary) || ', active: ' || CASE WHEN p_e.active THEN 'true' WHEN NOT p_e.active THEN 'false' END;
   END describe;
 END employees;
 /

@@ -28,7 +28,7 @@ CREATE OR REPLACE PACKAGE BODY shop.counts AS
     l_s shop.orders.status%TYPE;
   BEGIN
     select o.status INTO l_s from shop.orders o where o.id = p_id;
-    RETURN 'status ' || TO_CHAR(l_s);
+    RETURN 'status ' || l_s;
   END status_of;
 END counts;
 /

@@ -59,7 +59,7 @@ CREATE OR REPLACE PACKAGE BODY flow AS
     l_header := 'department ' || TO_CHAR(p_dept);
     dbms_output.put_line(l_header);
     FOR l_row IN (select e.name, e.salary as pay from employees e where e.dept_id = p_dept order by e.name) LOOP
-      dbms_output.put_line(TO_CHAR(l_row.name) || ' earns ' || TO_CHAR(l_row.pay));
+      dbms_output.put_line(l_row.name || ' earns ' || l_row.pay);
     END LOOP;
   END report;
 END flow;

@@ -41,6 +41,22 @@ CREATE OR REPLACE PACKAGE BODY data.csv AS
     RETURN l_parts;
   END pell_split;
 
+  -- A number as text, the same in every session (pell.codegen.text_forms): TM9, the text
+  -- minimum format, writes the fewest characters that hold the value (SQL Language Reference,
+  -- Format Models, Number Format Elements: TM); the nlsparam fixes its decimal character to
+  -- a point, whatever NLS_NUMERIC_CHARACTERS the session has (TO_CHAR (number)). TM9 writes
+  -- 0.5 as .5: a 0 goes before a leading point. NULL for NULL.
+  FUNCTION pell_number_text(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    IF SUBSTR(l_text, 1, 1) = '.' THEN
+      RETURN '0' || l_text;
+    ELSIF SUBSTR(l_text, 1, 2) = '-.' THEN
+      RETURN '-0' || SUBSTR(l_text, 2);
+    END IF;
+    RETURN l_text;
+  END pell_number_text;
+
   FUNCTION parse_line(p_line IN VARCHAR2) RETURN t_text_list IS
     l_cells t_text_list;
   BEGIN
@@ -71,8 +87,8 @@ CREATE OR REPLACE PACKAGE BODY data.csv AS
 
   FUNCTION describe(p_r IN t_row, p_shipped IN BOOLEAN, p_on IN DATE) RETURN VARCHAR2 IS
   BEGIN
-    dbms_output.put_line(TO_CHAR(p_r.qty) || ' of ' || p_r.a || ', shipped ' || CASE WHEN p_shipped THEN 'true' WHEN NOT p_shipped THEN 'false' END);
-    RETURN TO_CHAR(p_on) || ': ' || p_r.b || ' x' || TO_CHAR(pell_split('a|b|c', '|').COUNT) || NULL;
+    dbms_output.put_line(pell_number_text(p_r.qty) || ' of ' || p_r.a || ', shipped ' || CASE WHEN p_shipped THEN 'true' WHEN NOT p_shipped THEN 'false' END);
+    RETURN TO_CHAR(p_on, 'YYYY-MM-DD HH24:MI:SS') || ': ' || p_r.b || ' x' || TO_CHAR(pell_split('a|b|c', '|').COUNT) || NULL;
   END describe;
 END csv;
 /

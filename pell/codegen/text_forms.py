@@ -1,0 +1,121 @@
+"""A value as text, the same in every session and on both targets: the one table every
+conversion to text reads (interpolation, `.to_text()`, `.into::<text>()`, `+` on text, and a
+number where a built-in wants text), for Oracle (pell.codegen.expressions) and PostgreSQL
+(pell.postgres.lower).
+
+Neither database's own conversion will do. Oracle's TO_CHAR without a format writes a DATE
+"in the default date format" and a TIMESTAMP "in the default timestamp format" (SQL Language
+Reference, TO_CHAR (datetime)): NLS_DATE_FORMAT, often DD-MON-RR, which drops the time and
+names the month in NLS_DATE_LANGUAGE; and a number with the decimal character of
+NLS_NUMERIC_CHARACTERS, "If you omit 'nlsparam' ... this function uses the default parameter
+values for your session" (TO_CHAR (number)): 1,5 in a German session. PostgreSQL writes a
+timestamp as DateStyle says and an interval as IntervalStyle says (PostgreSQL 15 docs, 8.5.2
+"Date/Time Output", 8.5.5 "Interval Output"). So each form here names its format:
+
+    int        42              TO_CHAR(n): an integer's significant digits have no decimal
+                               character ("exactly long enough to hold its significant
+                               digits", TO_CHAR (number)); PostgreSQL's integer output
+    number     0.5  -1234.25   Oracle: the package's pell_number_text (TO_CHAR with 'TM9'
+                               and the decimal character fixed by its nlsparam, then 0 before
+                               a leading point); PostgreSQL: numeric's output, which no
+                               setting changes, without trailing zeros
+    bool       true  false
+    date       2024-05-01 13:45:00          the SQL literal's form; the masks hold no month or
+    timestamp  2024-05-01 13:45:00.250000   day names, so NLS_DATE_LANGUAGE has no part
+    interval   1 02:03:04.500000            [-]days hours:minutes:seconds: TO_DSINTERVAL's
+               -0 00:00:01.000000           SQL format (SQL Language Reference, TO_DSINTERVAL)
+
+Text stays as it is: no TO_CHAR around text. A SQL value of a type pellc cannot see (a column
+of a cursor row) has no entry: it converts the way the database does by default, by the
+session's settings (README, "Everyday forms", says how to give it a type).
+
+One setting is left: a session whose NLS_CALENDAR is not Gregorian counts years and months
+its own way in TO_CHAR too (Database Reference, NLS_CALENDAR); TO_CHAR (datetime) documents
+NLS_DATE_LANGUAGE as its only nlsparam, so the calendar is not pinned here.
+
+The JSON of error payloads (pell.codegen.subprograms.json_value) writes dates and timestamps
+with the same fields, joined by ISO 8601's `T`.
+"""
+
+from __future__ import annotations
+
+from pell import naming
+from pell.checker import types as t
+from pell.precedence import ATOM, Lowered, wrap
+from pell.records import record
+
+# The date, then the time of day; TEXT_SEPARATOR between them in text, JSON_SEPARATOR in JSON.
+DAY_MASK = "YYYY-MM-DD"
+TIME_MASKS = {
+    "date": "HH24:MI:SS",
+    # FF6: six digits, whatever the value's own precision (SQL Language Reference, Datetime
+    # Format Elements, FF [1..9]); PostgreSQL keeps microseconds
+    "timestamp": "HH24:MI:SS.FF6",
+}
+TEXT_SEPARATOR = " "
+JSON_SEPARATOR = '"T"'
+
+
+def datetime_mask(family: str, separator: str = TEXT_SEPARATOR) -> str:
+    """Oracle's format model for a date or a timestamp."""
+    return f"{DAY_MASK}{separator}{TIME_MASKS[family]}"
+
+
+@record
+class TextForm:
+    """How a value of one type becomes text. `{value}` is the value as lowered, `{atom}` the
+    same in parentheses unless it is atomic."""
+
+    oracle: str
+    postgres: str
+    oracle_function: str = ""  # the package's own function the Oracle form calls
+
+
+_PG_INTERVAL = (
+    # the sign, then the size with whole days (justify_hours: 30 hours are 1 day 6 hours);
+    # the subquery reads the value once
+    "(SELECT CASE WHEN pell_v < interval '0' THEN '-' ELSE '' END || "
+    "to_char(justify_hours(CASE WHEN pell_v < interval '0' THEN -pell_v ELSE pell_v END), "
+    "'FMDD HH24:MI:SS.US') FROM (SELECT {value} AS pell_v) AS pell_interval)"
+)
+
+TEXT_FORMS: dict[str, TextForm] = {
+    "int": TextForm("TO_CHAR({value})", "{atom}::text"),
+    "number": TextForm(
+        f"{naming.NUMBER_TEXT_FUNCTION}({{value}})",
+        # numeric division keeps 16 decimal places (10 / 4 is 2.5000000000000000)
+        "trim_scale({value})::text",
+        naming.NUMBER_TEXT_FUNCTION,
+    ),
+    "bool": TextForm("CASE WHEN {value} THEN 'true' WHEN NOT {atom} THEN 'false' END", "{atom}::text"),
+    "date": TextForm(
+        f"TO_CHAR({{value}}, '{datetime_mask('date')}')",
+        f"to_char({{value}}, '{datetime_mask('date')}')",
+    ),
+    "timestamp": TextForm(
+        f"TO_CHAR({{value}}, '{datetime_mask('timestamp')}')",
+        # US: microseconds, six digits
+        f"to_char({{value}}, '{DAY_MASK}{TEXT_SEPARATOR}HH24:MI:SS.US')",
+    ),
+    "interval": TextForm(
+        f"{naming.INTERVAL_TEXT_FUNCTION}({{value}})",
+        _PG_INTERVAL,
+        naming.INTERVAL_TEXT_FUNCTION,
+    ),
+}
+
+
+def text_form(type_: t.Type) -> TextForm | None:
+    """The form of a non-text scalar; None for text and for what has no form of its own (a
+    SQL value, None)."""
+    if isinstance(type_, t.Scalar) and not t.is_text(type_):
+        return TEXT_FORMS[type_.name]
+    return None
+
+
+def oracle_text(form: TextForm, value: Lowered) -> str:
+    return form.oracle.format(value=value[0], atom=wrap(value, ATOM))
+
+
+def postgres_text(form: TextForm, value: Lowered) -> str:
+    return form.postgres.format(value=value[0], atom=wrap(value, ATOM))
