@@ -29,13 +29,111 @@ if TYPE_CHECKING:
 STUBS_DIR = Path(__file__).resolve().parent / "stubs"
 CONFIG_FILES = ("pyproject.toml", "pell.toml")
 
-# `module a.b;` (or `a::b`), after comments and `@annotations`: enough to know which module a
-# file declares without parsing it. The parse confirms it when the module is first needed.
-_HEADER = re.compile(
-    r"^\s*(?:(?://[^\n]*|/\*.*?\*/|@[A-Za-z_]\w*(?:\([^)]*\))?)\s*)*"
-    r"module\s+([A-Za-z_]\w*(?:\s*(?:\.|::)\s*[A-Za-z_]\w*)*)\s*;",
-    re.DOTALL,
-)
+# A module's header, read without parsing the file (grammar/pell.lark: `module_decl:
+# annotation* "module" module_path ";"`): enough to know which module a file declares and
+# which annotations it has. The parse confirms it when the module is first needed. Read with
+# the grammar's own lexical rules: WS and COMMENT between any two tokens, a NAME, and an
+# annotation's arguments `( ... )` stepped over as the lexer reads them (strings with their
+# `{...}` parts and `\` escapes, raw strings, comments, nested brackets), so a `)` inside a
+# string closes nothing.
+_GAP = re.compile(r"(?:[ \t\r\n\f]+|//[^\n]*|/\*.*?\*/)*", re.DOTALL)  # WS, COMMENT
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _gap_end(text: str, index: int) -> int:
+    """Where the whitespace and comments at `index` end."""
+    gap = _GAP.match(text, index)
+    assert gap is not None  # it matches the empty string
+    return gap.end()
+
+
+@record
+class Header:
+    """What a module's header declares: its path, and the names of its annotations."""
+
+    path: tuple[str, ...]
+    annotations: frozenset[str]
+
+
+def _skip_group(text: str, index: int) -> int | None:
+    """The index just past the bracket that closes the one at `index`, stepping over what the
+    grammar lexes as one token (a string, a raw string, a comment); None if unclosed."""
+    expected = [_CLOSERS[text[index]]]  # what closes each open bracket, or `"` in a string
+    index += 1
+    while expected:
+        if index >= len(text):
+            return None
+        char = text[index]
+        if expected[-1] == '"':  # STRING_TEXT: `\\x`, `{{` and `}}`; `{` opens an expression
+            if char == "\\" or text.startswith(("{{", "}}"), index):
+                index += 2
+            elif char == "{":
+                expected.append("}")
+                index += 1
+            elif char == "}":
+                return None
+            else:
+                if char == '"':
+                    expected.pop()
+                index += 1
+            continue
+        if text.startswith(("//", "/*"), index):
+            gap = _gap_end(text, index)
+            if gap == index:
+                return None  # an unterminated /* comment
+            index = gap
+        elif char == "`":  # RAW_STRING
+            end = text.find("`", index + 1)
+            if end < 0:
+                return None
+            index = end + 1
+        elif char == '"' or char in _CLOSERS:
+            expected.append('"' if char == '"' else _CLOSERS[char])
+            index += 1
+        elif char in ")]}":
+            if char != expected.pop():
+                return None
+            index += 1
+        else:
+            index += 1
+    return index
+
+
+def read_header(text: str) -> Header | None:
+    """The header of a source text, read as the grammar reads it; None if it has none."""
+    annotations = []
+    index = _gap_end(text, 0)
+    while text.startswith("@", index):
+        name = _NAME.match(text, _gap_end(text, index + 1))
+        if name is None:
+            return None
+        annotations.append(name.group())
+        index = _gap_end(text, name.end())
+        if text.startswith("(", index):
+            end = _skip_group(text, index)
+            if end is None:
+                return None
+            index = _gap_end(text, end)
+    keyword = _NAME.match(text, index)
+    if keyword is None or keyword.group() != "module":
+        return None
+    parts: list[str] = []
+    separator = None  # `.` or `::`, one of them throughout (module_path)
+    index = keyword.end()
+    while True:
+        name = _NAME.match(text, _gap_end(text, index))
+        if name is None:
+            return None
+        parts.append(name.group())
+        index = _gap_end(text, name.end())
+        if text.startswith(";", index):
+            return Header(tuple(parts), frozenset(annotations))
+        found = "::" if text.startswith("::", index) else "." if text.startswith(".", index) else None
+        if found is None or separator not in (None, found):
+            return None
+        separator = found
+        index += len(found)
 
 
 def file_identity(path: Path) -> tuple[int, int] | str:
@@ -56,10 +154,8 @@ def file_identity(path: Path) -> tuple[int, int] | str:
 
 def declared_path(text: str) -> tuple[str, ...] | None:
     """The module path a source text declares, read from its header; None if unreadable."""
-    match = _HEADER.match(text)
-    if match is None:
-        return None
-    return tuple(part.strip() for part in re.split(r"\.|::", match.group(1)))
+    header = read_header(text)
+    return header.path if header is not None else None
 
 
 # ---- configuration -----------------------------------------------------------
@@ -317,8 +413,8 @@ class Project:
         return [
             file
             for file in self.files
-            if (header := _HEADER.match(file.source.text)) is not None
-            and "@stub" in header.group(0)
+            if (header := read_header(file.source.text)) is not None
+            and "stub" in header.annotations
             and file.module is not None
             and file.module.is_stub
         ]
@@ -333,8 +429,8 @@ class Project:
             if file.declares is None:
                 continue
             chosen = None
-            header = _HEADER.match(file.source.text)
-            if header is not None and "@package" in header.group(0) and file.module is not None:
+            header = read_header(file.source.text)
+            if header is not None and "package" in header.annotations and file.module is not None:
                 chosen = file.module.chosen_package
             if package_name(file.declares, chosen)[1] in packages:
                 found.append(file)

@@ -147,6 +147,13 @@ def _ends(sql: str) -> str | None:
         ("begin dbms_transaction.commit_comment('nightly'); end;", "(runs COMMIT (documented))"),
         ("begin dbms_transaction.rollback_savepoint('s'); end;", None),
         ("begin dbms_transaction.rollback_force('1.21.17'); end;", None),
+        # FORCE ends the in-doubt transaction it names, not the current one (review 3, N6)
+        ("begin commit force '1.21.17'; end;", None),
+        ("begin rollback work force '1.21.17'; end;", None),
+        ("commit force '1.21.17', 1234", None),
+        ("rollback force '1.21.17'", None),
+        ("begin execute immediate 'commit work force ''1.21.17'''; end;", None),
+        ("begin rollback; commit force '1.21.17'; end;", "ROLLBACK in a PL/SQL block"),
     ],
 )
 def test_a_plsql_block_ends_the_transaction(sql: str, ends: str | None) -> None:

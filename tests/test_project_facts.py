@@ -267,3 +267,47 @@ def test_a_module_that_breaks_refuses_its_unchanged_callers(
     # neither keeps the output of the build before (README, "As a build step")
     assert err[-1].endswith("failed 2, removed 2")
     assert not list(out.rglob("*.sql"))
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        '@irreversible("it mails the operators (SMTP)")\n@stub\nmodule acme_jobs;',
+        '// Acme (vendor)\n@stub\n@irreversible ("mails")\nmodule acme_jobs;',
+        "@stub /* no arguments */ module acme_jobs;",
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "build"])
+def test_a_project_stub_is_found_by_its_header_as_the_parser_reads_it(
+    header: str, command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 3, N4: the one-file commands join the project's stubs by their headers, read as
+    the grammar reads them: a `)` inside an annotation's string, a space before `(`, a
+    comment."""
+    root = _project(tmp_path, JOBS_STUB.replace("@stub\nmodule acme_jobs;", header))
+    assert main(COMMANDS[command](root, tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    assert any(line.endswith(STUB_COMMIT_IN_RETRY) for line in err.splitlines()), err
+
+
+@pytest.mark.parametrize("command", ["check", "check dir"])
+def test_a_stub_fn_that_commits_called_from_sql_is_refused(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A project stub's fn marked @commits, called from a SQL statement, in `sql! { }` or in
+    a PL/SQL block's query: a function called from SQL may not commit (transaction-in-sql)."""
+    stub = JOBS_STUB + '\n@commits("it commits each batch")\npub fn purged(days: number) -> number;\n'
+    orders = (
+        "module shop::orders;\n\npub fn count(id: number) -> number {\n"
+        "    let n: number = sql! { select acme_jobs.purged(30) from dual }.one();\n"
+        "    sql! { declare x number; begin select ACME_JOBS.PURGED(30) into x from dual; end; };\n"
+        "    return n;\n}\n"
+    )
+    root = _project(tmp_path, stub, orders)
+    assert main(COMMANDS[command](root, tmp_path / "out")) == 1
+    err = capsys.readouterr().err
+    found = [line.split("/")[-1].split(" (marked")[0] for line in err.splitlines() if "error" in line]
+    assert found == [
+        "orders.pell:4:35: error: this SQL statement calls `acme_jobs::purged`, which commits",
+        "orders.pell:5:43: error: this SQL statement calls `acme_jobs::purged`, which commits",
+    ]

@@ -11,7 +11,8 @@ from conftest import assert_oracle_accepts
 
 from pell import compile_source
 from pell.cli import main
-from pell.project import shipped_stubs, stub_index
+from pell.project import read_header, shipped_stubs, stub_index
+from pell.syntax import parse
 
 PROJECTS = Path(__file__).parent / "projects"
 
@@ -694,3 +695,44 @@ def test_a_projects_file_is_found_by_any_of_its_names(tmp_path: Path) -> None:
         duplicate = project.duplicate_of(name)  # still a duplicate of the other file, not itself
         assert duplicate is not None and f"declared in {src / 'copy.pell'};" in duplicate.message
     assert project.file(src / "b.pell") is None
+
+
+# Module headers, each as the grammar takes it (review 3, N4), and some it refuses
+HEADERS = [
+    "module a.b;",
+    "module a::b::c ;",
+    '@package ("prices")\nmodule shop.pricing;',
+    '@package("a(b)") module a.b;',
+    '@package("a\\"b)") module a.b;',
+    '// c (\n/* x ) */ @stub @package( "x{1 + (2)}y{{" ) module a::b ;',
+    "@irreversible(`it writes (files)`)\n@stub\nmodule m;",
+    "@ package /* c */ (\"q\") // d )\n module /* e */ a . b;",
+    '@retry(n = 3, on = [busy, deadlock])\nmodule x;',
+    '@doc("{f(")")} and }} )") module x;',
+]
+REFUSED = [
+    "module a.b::c;",
+    '@p("unterminated) module a;',
+    "modulex a;",
+    "@p(a)) module a;",
+    "/* unterminated module a;",
+    "@p(}) module a;",
+]
+
+
+@pytest.mark.parametrize("text", HEADERS)
+def test_a_module_header_is_read_as_the_parser_reads_it(text: str) -> None:
+    """The header reader (pell.project.read_header) finds each module's path and annotations
+    without parsing the file: the same the parser finds."""
+    module, diagnostics = parse(text + "\n")
+    assert module is not None, diagnostics
+    header = read_header(text)
+    assert header is not None
+    assert header.path == module.path
+    assert header.annotations == {annotation.name for annotation in module.annotations}
+
+
+@pytest.mark.parametrize("text", REFUSED)
+def test_a_header_the_parser_refuses_declares_no_module(text: str) -> None:
+    assert parse(text + "\n")[0] is None
+    assert read_header(text) is None

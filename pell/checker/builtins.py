@@ -211,12 +211,20 @@ BY_PLSQL: dict[str, Builtin] = {b.plsql: b for b in TABLE}
 # TABLE inside it). In SQL, such a name is the built-in, not a fn of the package of the same
 # name: "the STANDARD/builtin declaration will be chosen over the local declaration in SQL
 # statements" (Database Error Messages, PLW-05004, Cause). By the categories of the SQL
-# Language Reference (19c, 23ai), "Functions" chapter; FIRST, LAST, DEPTH, PATH and VALUE,
-# written only inside other constructs (KEEP, UNDER_PATH, object tables), are left out.
+# Language Reference (19c, 23ai), "Functions" chapter, each family as the chapter lists it: the
+# single-row functions (numeric, character, datetime, comparison, conversion, large object,
+# collection, hierarchical, data mining, XML, JSON, encoding, NULL-related, environment and
+# identifier; 23ai adds the domain, vector and boolean ones), the aggregate, analytic, object
+# reference, model and OLAP functions; and the operators written like calls (JSON_ID,
+# FUZZY_MATCH, PHONIC_ENCODE: 23ai "Data Quality Operators", "JSON_ID Operator"). Also the
+# XML update functions of 11.2 (APPENDCHILDXML ... UPDATEXML: SQL Language Quick Reference
+# 11.2, "Syntax for SQL Functions"), deprecated since. FIRST, LAST, DEPTH, PATH and VALUE,
+# written only inside other constructs (KEEP, MATCH_RECOGNIZE, UNDER_PATH, object tables),
+# are left out; so are SQL's conditions, which retry_facts.SQL_SYNTAX_BEFORE_PAREN lists.
 SQL_FUNCTIONS = frozenset(
     """
     abs acos asin atan atan2 bitand ceil cos cosh exp floor ln log mod nanvl power remainder
-    round sign sin sinh sqrt tan tanh trunc width_bucket
+    round round_ties_to_even sign sin sinh sqrt tan tanh trunc width_bucket
 
     chr concat initcap lower lpad ltrim nchr nls_initcap nls_lower nls_upper nlssort
     regexp_replace regexp_substr replace rpad rtrim soundex substr substrb substrc substr2
@@ -229,43 +237,65 @@ SQL_FUNCTIONS = frozenset(
     add_months current_date current_timestamp dbtimezone extract from_tz last_day
     localtimestamp months_between new_time next_day numtodsinterval numtoyminterval
     ora_dst_affected ora_dst_convert ora_dst_error sessiontimezone sys_extract_utc sysdate
-    systimestamp to_timestamp to_timestamp_tz to_dsinterval to_yminterval tz_offset
+    systimestamp time_bucket to_timestamp to_timestamp_tz to_dsinterval to_utc_timestamp_tz
+    to_yminterval tz_offset
 
     greatest least
 
     asciistr bin_to_num cast chartorowid compose convert decompose hextoraw rawtohex
     rawtonhex rowidtochar rowidtonchar scn_to_timestamp timestamp_to_scn to_binary_double
-    to_binary_float to_blob to_char to_clob to_date to_lob to_multi_byte to_nchar to_nclob
-    to_number to_single_byte unistr validate_conversion
+    to_binary_float to_blob to_boolean to_char to_clob to_date to_lob to_multi_byte to_nchar
+    to_nclob to_number to_single_byte unistr validate_conversion
 
     bfilename empty_blob empty_clob
     cardinality collect powermultiset powermultiset_by_cardinality set
     sys_connect_by_path
 
+    cluster_details cluster_distance cluster_id cluster_probability cluster_set
+    feature_compare feature_details feature_id feature_set feature_value
+    ora_dm_partition_name prediction prediction_bounds prediction_cost prediction_details
+    prediction_probability prediction_set
+
     existsnode extractvalue sys_dburigen sys_xmlagg sys_xmlgen xmlagg xmlcast xmlcdata
     xmlcolattval xmlcomment xmlconcat xmldiff xmlelement xmlexists xmlforest xmlisvalid
     xmlparse xmlpatch xmlpi xmlquery xmlroot xmlsequence xmlserialize xmltable xmltransform
-    json_array json_arrayagg json_dataguide json_mergepatch json_object json_objectagg
-    json_query json_serialize json_table json_transform json_value
+    appendchildxml deletexml insertchildxml insertchildxmlafter insertchildxmlbefore
+    insertxmlafter insertxmlbefore updatexml
+    json json_array json_arrayagg json_dataguide json_id json_mergepatch json_object
+    json_objectagg json_query json_scalar json_serialize json_table json_transform json_value
 
     decode dump ora_hash standard_hash vsize
     coalesce lnnvl nullif nvl nvl2
-    con_dbid_to_id con_guid_to_id con_name_to_id con_uid_to_id ora_invoking_user
-    ora_invoking_userid sys_context sys_guid sys_typeid uid user userenv
+    con_dbid_to_id con_guid_to_id con_id_to_con_name con_id_to_dbid con_id_to_guid
+    con_id_to_uid con_name_to_id con_uid_to_id ora_invoking_user ora_invoking_userid
+    sys_context sys_guid sys_row_etag sys_typeid uid user userenv
+    dataobj_to_mat_partition dataobj_to_partition sys_op_zone_id
+
+    domain_check domain_check_type domain_display domain_name domain_order
+    vector to_vector from_vector vector_serialize vector_norm vector_dimension_count
+    vector_dims vector_dimension_format vector_distance l1_distance l2_distance
+    cosine_distance inner_product hamming_distance jaccard_distance vector_chunks
+    vector_embedding
+    fuzzy_match phonic_encode
 
     any_value approx_count approx_count_distinct approx_count_distinct_agg
     approx_count_distinct_detail approx_median approx_percentile approx_percentile_agg
     approx_percentile_detail approx_rank approx_sum avg bit_and_agg bit_or_agg bit_xor_agg
+    bitmap_bit_position bitmap_bucket_number bitmap_construct_agg bitmap_count bitmap_or_agg
+    boolean_and_agg boolean_or_agg
     checksum corr corr_k corr_s count covar_pop covar_samp cume_dist dense_rank group_id
     grouping grouping_id kurtosis_pop kurtosis_samp listagg max median min percent_rank
     percentile_cont percentile_disc rank regr_avgx regr_avgy regr_count regr_intercept
-    regr_r2 regr_slope regr_sxx regr_sxy regr_syy skewness_pop skewness_samp stddev
-    stddev_pop stddev_samp sum to_approx_count_distinct to_approx_percentile var_pop
-    var_samp variance
+    regr_r2 regr_slope regr_sxx regr_sxy regr_syy skewness_pop skewness_samp
+    stats_binomial_test stats_crosstab stats_f_test stats_ks_test stats_mode stats_mw_test
+    stats_one_way_anova stats_t_test_indep stats_t_test_indepu stats_t_test_one
+    stats_t_test_paired stats_wsr_test stddev stddev_pop stddev_samp sum
+    to_approx_count_distinct to_approx_percentile var_pop var_samp variance
     first_value lag last_value lead nth_value ntile ratio_to_report row_number
 
     deref make_ref ref reftohex
     cv iteration_number presentnnv presentv previous
+    cube_table
     """.split()
 )
 

@@ -192,8 +192,11 @@ class Effect:
     # "commit": ends the transaction itself; "transaction": a block; "call"; "parse": a
     # DBMS_SQL.PARSE of a text pellc cannot read, which commits if it is DDL; "plsql": a PL/SQL
     # block in `sql! { }` that commits nothing pellc can see (a procedure it calls may);
-    # "sql-call": a Pell fn named in the text of a SQL statement; "plsql-call": a `pkg.proc`
-    # call in a PL/SQL block, a call of a stub's fn if a stub has that name
+    # "sql-call": a Pell fn named in the text of a SQL statement, before `(`; "sql-name": a
+    # dotted name without `(` there that no table or alias of the statement qualifies, a call
+    # if it names a fn with no parameters; "plsql-call": a call in the PL/SQL of a PL/SQL
+    # block (`pkg.proc(...)`, `pkg.proc;`, or the package's own `f(...)`), of a stub's fn or a
+    # project fn of that PL/SQL name
     kind: str
     span: ast.Span
     what: str  # how messages name it: "COMMIT", "a `transaction { }` block", "`f`"
@@ -249,11 +252,12 @@ class FnFacts:
     recover: str | None = None  # the fn `recover = ...` names
     attempts: int = 0  # @retry's n; 0 when not retried
     finally_span: ast.Span | None = None  # its `finally { }` block, if it has one
+    params: int = 0  # how many parameters it takes (SQL calls one with none without `()`)
 
     def to_json(self) -> list[object]:
         """[name, start, end, retry scope, retry span or None, autonomous, effects, recover,
-        attempts, finally span or None]: a list, not an object, as a build's manifest holds
-        one for every fn of the project, read and written by every build."""
+        attempts, finally span or None, params]: a list, not an object, as a build's manifest
+        holds one for every fn of the project, read and written by every build."""
         retry_span = [self.retry_span.start, self.retry_span.end] if self.retry_span else None
         return [
             self.name,
@@ -266,13 +270,15 @@ class FnFacts:
             self.recover,
             self.attempts,
             _span_json(self.finally_span),
+            self.params,
         ]
 
     @staticmethod
     def from_json(data: list[Any]) -> FnFacts:
-        name, start, end, retry, retry_span, autonomous, effects, recover, attempts, cleanup = (
-            data
-        )
+        # an older pellc's facts have no `params`: ValueError, and the module compiles again
+        # (they also lack the SQL calls of its PL/SQL blocks and the names SQL calls bare)
+        name, start, end, retry, retry_span, autonomous, effects, recover, attempts = data[:9]
+        cleanup, params = data[9:]
         assert isinstance(effects, list)
         return FnFacts(
             str(name),
@@ -284,6 +290,7 @@ class FnFacts:
             None if recover is None else str(recover),
             int(attempts),
             _span_from_json(cleanup),
+            int(params),
         )
 
 
@@ -331,13 +338,23 @@ class ModuleFacts:
 def _ends_transaction(words: list[str]) -> str | None:
     """What a SQL statement (as lowercased words) does that ends the transaction, or None.
     ROLLBACK [WORK] TO SAVEPOINT keeps it, and so do ALTER SESSION and ALTER SYSTEM, which
-    Oracle does not commit for (SQL Language Reference, "Types of SQL Statements")."""
+    Oracle does not commit for (SQL Language Reference, "Types of SQL Statements"). COMMIT
+    [WORK] FORCE 'id' and ROLLBACK [WORK] FORCE 'id' end the in-doubt distributed transaction
+    the text names, not the current one: "A ROLLBACK statement with a FORCE clause rolls back
+    only the specified transaction. Such a statement does not affect your current
+    transaction" (SQL Reference 9.2, ROLLBACK); for COMMIT FORCE and ROLLBACK FORCE alike,
+    FORCE commits or rolls back only the transaction it names and so leaves the current one
+    alone (Pro*C/C++ Programmer's Guide 12.1, "Handling Distributed Transactions"; the page
+    found is the Japanese edition, translated here). DBMS_TRANSACTION's COMMIT_FORCE and
+    ROLLBACK_FORCE are left out of COMMITTING_CALLS for the same reason."""
     if not words or words[0] not in ENDS_TRANSACTION:
         return None
     first, rest = words[0], words[1:]
     if rest[:1] == ["work"]:
         rest = rest[1:]
     if first == "rollback" and rest[:1] == ["to"]:
+        return None
+    if first in ("commit", "rollback") and rest[:1] == ["force"]:
         return None
     if first == "alter" and rest[:1] in (["session"], ["system"]):
         return None
@@ -512,28 +529,53 @@ _NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})  # a word or a "quoted
 UNREADABLE = "SQL pellc cannot read (it may be DDL, which commits)"
 
 
-def _block_calls(block: ast.SqlBlock, tokens: tuple[Token, ...]) -> list[Effect]:
-    """The `pkg.proc(...)` and `schema.pkg.proc;` calls of a PL/SQL block (a dotted name before
-    `(` or `;`), each once: `plsql-call` effects, which the call graph resolves to a project's
-    `@stub` modules only (a Pell module's PL/SQL names are not its Pell names)."""
+def _block_calls(
+    block: ast.SqlBlock,
+    tokens: tuple[Token, ...],
+    statements: list[tuple[int, int]],
+    own: frozenset[str],
+    names: _Names,
+) -> list[Effect]:
+    """The calls in the PL/SQL of a PL/SQL block, outside its SQL statements (`statements`,
+    whose calls are SQL calls): a dotted name before `(` or `;` (`pkg.proc(...)`,
+    `schema.pkg.proc;`), and a name of the module's own fns (`own`, by PL/SQL name) before
+    `(` or `;`: the block runs inside the package's fn, where PL/SQL finds the package's
+    own subprograms by their bare names, ahead of STANDARD's (PL/SQL Language Reference,
+    "PL/SQL Name Resolution"; PLW-05004). Not a name the block declares (a local, a record
+    whose field it sets, a label: `_Names.local`). Each once, as `plsql-call` effects, which
+    the call graph resolves to a `@stub` module's fn or to a project fn by its PL/SQL name."""
     if tokens[0].text.lower() not in ("begin", "declare"):
         return []
     found: dict[tuple[str, ...], Effect] = {}
-    for index, token in enumerate(tokens):
+    skips = iter(statements)
+    skip = next(skips, None)
+    index = 0
+    while index < len(tokens):
+        if skip is not None and index == skip[0]:
+            index = skip[1]
+            skip = next(skips, None)
+            continue
+        token = tokens[index]
+        index += 1
         if token.token_type not in _NAMES or (
-            index > 0 and tokens[index - 1].token_type == TokenType.DOT
+            index > 1 and tokens[index - 2].token_type == TokenType.DOT
         ):
             continue
-        written = _dotted_name(tokens, index)
-        after = index + 2 * len(written) - 1
-        if (
-            len(written) in (2, 3)
-            and after < len(tokens)
-            and tokens[after].token_type in (TokenType.L_PAREN, TokenType.SEMICOLON)
+        written = _dotted_name(tokens, index - 1)
+        after = index + 2 * len(written) - 2
+        if after >= len(tokens) or tokens[after].token_type not in (
+            TokenType.L_PAREN,
+            TokenType.SEMICOLON,
         ):
+            continue
+        parts = tuple(
+            _sql_name(tokens[index - 1 + 2 * i]) or written[i] for i in range(len(written))
+        )
+        if parts[0] in names.local:
+            continue
+        if len(written) in (2, 3) or (len(written) == 1 and parts[0] in own):
             what = f"`{'.'.join(written)}` in a PL/SQL block"
-            key = tuple(part.lower() for part in written)
-            found.setdefault(key, Effect("plsql-call", block.span, what, written))
+            found.setdefault(parts, Effect("plsql-call", block.span, what, parts))
     return list(found.values())
 
 
@@ -583,13 +625,15 @@ def ends_transaction(block: ast.SqlBlock) -> str | None:
 def _walk_body(
     fn: ast.Fn,
     not_found: dict[int, tuple[str, tuple[tuple[str, str | None], ...]]],
-    own_sql: frozenset[str],
+    own: tuple[frozenset[str], frozenset[str]],
 ) -> tuple[list[Effect], dict[str, ast.Span]]:
     """One pass over a fn's body and its `finally` (which runs on every way out: what it
     commits or calls, the fn does): commits, `transaction { }` blocks, calls, PL/SQL blocks
     and the Pell fns SQL statements call, in source order, each with the innermost
     transaction block around it; and the Pell errors it raises itself (`Err(E ...)`, or
-    `.one()?` mapped to E), each where it is first raised."""
+    `.one()?` mapped to E), each where it is first raised. `own`: the module's fns a bare
+    name calls, in PL/SQL and in SQL (_own_names)."""
+    own_plsql, own_sql = own
     effects: list[Effect] = []
     raised: dict[str, ast.Span] = {}
     blocks: list[ast.Span] = []
@@ -610,15 +654,20 @@ def _walk_body(
             effect = _sql_effect(node, tokens) if tokens else None
             if effect is not None:
                 effects.append(effect)
-            elif tokens:
-                first = tokens[0].text.lower()
-                if first in ("begin", "declare"):
+            first = tokens[0].text.lower() if tokens else ""
+            if first in ("begin", "declare"):
+                if effect is None:
                     effects.append(Effect("plsql", node.span, "a PL/SQL block"))
-                elif first in _SQL_STATEMENTS:
-                    writes = writes or first in DML
-                    effects += _sql_calls(node, tokens, own_sql)
-            if tokens and (effect is None or effect.kind != "commit"):
-                effects += _block_calls(node, tokens)
+                # its SQL statements call from SQL; the rest of it is PL/SQL
+                names = _Names(tokens)
+                statements = _sql_statements(tokens)
+                for start, end in statements:
+                    effects += _sql_calls(node, tokens[start:end], own_sql, names)
+                if effect is None or effect.kind != "commit":
+                    effects += _block_calls(node, tokens, statements, own_plsql, names)
+            elif effect is None and first in _SQL_STATEMENTS:
+                writes = writes or first in DML
+                effects += _sql_calls(node, tokens, own_sql, _Names(tokens))
         elif isinstance(node, ast.Call):
             effect = call_effect(node)
             if effect.kind == "call":
@@ -706,26 +755,277 @@ def _sql_name(token: Token) -> str | None:
     return None
 
 
-def _sql_calls(block: ast.SqlBlock, tokens: tuple[Token, ...], own: frozenset[str]) -> list[Effect]:
-    """What a SQL statement calls that may be a Pell fn, each at the name in the text, as its
-    lower-case parts: `price(:id)`, when `own` (this module's fns, by PL/SQL name) has it;
-    `pricing.price(:id)` or `shop.pricing.price(:id)`, a package's fn, with the schema or not,
-    of any module of the project (raw SQL needs no Pell import: `RetryGraph` resolves it).
-    Only a name before `(` is a call: without one, a bare name is a column, and a dotted one
-    a column qualified by its table or alias (`orders.total`), as SQL resolves it first
-    ("the names of database columns take precedence over the names of functions with no
-    parameters", SQL Language Reference, "About User-Defined Functions", Name Precedence).
-    A name after a dot or a colon (a bind) starts none, and neither does a table name
-    (`insert into t (`)."""
+# Words Oracle SQL writes right before `(` where it calls nothing: there, a module's fn of the
+# same name is not called. Each row: where the word stands in its syntax, and where the SQL
+# Language Reference (19c, 23ai) has it. Where: None, wherever it is written (a condition,
+# which SQL takes for the condition as it takes a built-in's name for the built-in);
+# _IN_PATTERN, inside MATCH_RECOGNIZE ( ... ); or the tokens that come right before it in
+# its clause: "name" (a table, an alias, or a word of the clause: any name that is no
+# reserved word), ")", "(", ",", "string" (a literal), or a keyword. Anywhere else the word
+# may well be a fn's name: `select sample(3) from dual` calls `sample`. No reserved word
+# needs a row: no fn is named one (pell.naming prefixes them).
+_IN_PATTERN: frozenset[str] = frozenset({"MATCH_RECOGNIZE ( ... )"})
+_AFTER_ITEM = frozenset({")", "name"})  # a table reference, a call's `)` or a clause's word
+_TYPE_AFTER = frozenset({"as", "returning", "name"})  # CAST ... AS, RETURNING, a column's
+_SAMPLE = "SELECT, sample_clause: SAMPLE [BLOCK] (sample_percent) [SEED (seed_value)]"
+_PIVOT = (
+    "SELECT, pivot_clause: PIVOT [XML] (...); unpivot_clause: UNPIVOT [{INCLUDE | EXCLUDE} "
+    "NULLS] (...)"
+)
+_PATTERN = "SELECT, row_pattern_clause: MATCH_RECOGNIZE (... PATTERN (row_pattern) ...)"
+_NAVIGATION = (
+    "SELECT, row_pattern_clause: the row pattern navigation operations PREV, NEXT, FIRST and "
+    "LAST and the functions CLASSIFIER() and MATCH_NUMBER() of its MEASURES and DEFINE, "
+    "PERMUTE (...) in its PATTERN"
+)
+_MODEL = (
+    "SELECT, model_clause: ... MEASURES (...) ... RULES [UPDATE | UPSERT [ALL]] [{AUTOMATIC | "
+    "SEQUENTIAL} ORDER] [ITERATE (number) [UNTIL (condition)]] (...)"
+)
+_INTERVAL = (
+    "Data Types: INTERVAL YEAR [(year_precision)] TO MONTH, INTERVAL DAY [(day_precision)] TO "
+    "SECOND [(fractional_seconds_precision)]"
+)
+_TYPES = (
+    "Data Types: NCHAR [(size)], NVARCHAR2 (size), UROWID [(size)], written after AS (CAST, "
+    "TREAT), RETURNING, or a column's name (JSON_TABLE, XMLTABLE)"
+)
+SQL_SYNTAX_BEFORE_PAREN: dict[str, tuple[frozenset[str] | None, str]] = {
+    "regexp_like": (None, "Conditions, Pattern-matching Conditions: REGEXP_LIKE (...)"),
+    "json_exists": (None, "Conditions, SQL/JSON Conditions: JSON_EXISTS (...)"),
+    "json_textcontains": (None, "Conditions, SQL/JSON Conditions: JSON_TEXTCONTAINS (...)"),
+    "json_equal": (None, "Conditions, SQL/JSON Conditions: JSON_EQUAL (expr, expr)"),
+    "equals_path": (None, "Conditions, XML Conditions: EQUALS_PATH (column, path_string ...)"),
+    "under_path": (None, "Conditions, XML Conditions: UNDER_PATH (column, ...)"),
+    "over": (
+        _AFTER_ITEM,
+        "Analytic Functions: analytic_function([arguments]) OVER (analytic_clause), also after "
+        "IGNORE | RESPECT NULLS (FIRST_VALUE, LAG, NTH_VALUE ...)",
+    ),
+    "keep": (
+        frozenset({")"}),
+        "FIRST and LAST: aggregate_function KEEP (DENSE_RANK {FIRST | LAST} ORDER BY ...)",
+    ),
+    "sample": (_AFTER_ITEM, _SAMPLE),
+    "block": (frozenset({"sample"}), _SAMPLE),
+    "seed": (frozenset({")"}), _SAMPLE),
+    "partition": (
+        frozenset({"name"}),
+        "SELECT, partition_extension_clause: PARTITION (partition) | PARTITION FOR (...)",
+    ),
+    "subpartition": (
+        frozenset({"name"}),
+        "SELECT, partition_extension_clause: SUBPARTITION (subpartition) | ...",
+    ),
+    "pivot": (_AFTER_ITEM, _PIVOT),
+    "xml": (frozenset({"pivot"}), _PIVOT),
+    "unpivot": (_AFTER_ITEM, _PIVOT),
+    "nulls": (frozenset({"include", "exclude"}), _PIVOT),
+    "match_recognize": (_AFTER_ITEM, _PATTERN),
+    "pattern": (frozenset({")", "name", "row"}), _PATTERN),
+    **{
+        word: (_IN_PATTERN, _NAVIGATION)
+        for word in ("prev", "next", "first", "last", "classifier", "match_number", "permute")
+    },
+    **{
+        word: (
+            frozenset({"group by", ","}),
+            "SELECT, group_by_clause: rollup_cube_clause {ROLLUP | CUBE} (grouping_expression_list)",
+        )
+        for word in ("rollup", "cube")
+    },
+    "measures": (_AFTER_ITEM, _MODEL),
+    "rules": (frozenset({")"}), _MODEL),
+    "upsert": (frozenset({"rules"}), _MODEL),
+    "iterate": (frozenset({"rules", "update", "upsert", "all", "order"}), _MODEL),
+    "until": (frozenset({")"}), _MODEL),
+    "scn": (
+        frozenset({"of", "between"}),
+        "SELECT, flashback_query_clause: VERSIONS BETWEEN {SCN | TIMESTAMP} ... | AS OF {SCN | "
+        "TIMESTAMP} expr",
+    ),
+    "timestamp": (
+        frozenset({"of", "between", *_TYPE_AFTER}),
+        "SELECT, flashback_query_clause (AS OF TIMESTAMP); Data Types: TIMESTAMP "
+        "[(fractional_seconds_precision)]",
+    ),
+    "year": (frozenset({"interval"}), _INTERVAL),
+    "day": (frozenset({"interval"}), _INTERVAL),
+    "second": (frozenset({"to"}), _INTERVAL),
+    **{word: (_TYPE_AFTER, _TYPES) for word in ("nchar", "nvarchar2", "urowid")},
+    "using": (_AFTER_ITEM, "MERGE: USING {table | view | subquery}; join_clause: USING (column)"),
+    "value": (frozenset({")", "name", "string"}), "JSON_OBJECT: [KEY] expr VALUE expr"),
+    "multiset": (frozenset({"("}), "CAST: CAST({expr | MULTISET (subquery)} AS type_name)"),
+}
+
+
+def _follows(before: Token | None, after: frozenset[str]) -> bool:
+    """Is `before`, the token before a word, one that `after` (a row of
+    SQL_SYNTAX_BEFORE_PAREN) says the word follows in its syntax?"""
+    if before is None:
+        return False
+    kind = before.token_type
+    if kind == TokenType.R_PAREN:
+        return ")" in after
+    if kind in _LITERALS:
+        return "string" in after
+    word = before.text.lower()
+    return word in after or (
+        "name" in after and kind in _NAMES and word not in naming.ORACLE_RESERVED
+    )
+
+
+def _is_syntax(name: str, before: Token | None, in_pattern: bool) -> bool:
+    """Is `name`, before `(`, a word of SQL's own syntax where it is written?"""
+    row = SQL_SYNTAX_BEFORE_PAREN.get(name)
+    if row is None:
+        return False
+    after = row[0]
+    if after is None:
+        return True
+    if after is _IN_PATTERN:
+        return in_pattern
+    return _follows(before, after)
+
+
+def _closing(tokens: tuple[Token, ...], index: int) -> int | None:
+    """The index of the `)` that closes the `(` at `index`."""
+    depth = 0
+    for position in range(index, len(tokens)):
+        kind = tokens[position].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            depth -= 1
+            if depth == 0:
+                return position
+    return None
+
+
+def _names_a_query(tokens: tuple[Token, ...], index: int) -> bool:
+    """Is the `(` at `index` a WITH query's column list, `query_name (c_alias, ...) AS
+    (subquery)` (SQL Language Reference, SELECT, subquery_factoring_clause)? A call's `)` is
+    never followed by `AS (`."""
+    close = _closing(tokens, index)
+    return (
+        close is not None
+        and close + 2 < len(tokens)
+        and tokens[close + 1].token_type == TokenType.ALIAS
+        and tokens[close + 2].token_type == TokenType.L_PAREN
+    )
+
+
+# Words after which PL/SQL names what it declares: CURSOR c, TYPE t, SUBTYPE t, FUNCTION f
+# and PROCEDURE p (a WITH clause's functions too: SQL Language Reference, SELECT,
+# plsql_declarations), and the index of FOR i IN and FORALL i IN, which the loop declares
+_DECLARING = frozenset({"cursor", "type", "subtype", "function", "procedure", "for", "forall"})
+# What comes before a declaration of a variable, constant or exception (`v number;`, `e
+# exception;`, after DECLARE, a `;`, or a subprogram's IS or AS): a name follows the declared
+# one there, never in a statement of the body (`x := 1`, `p(1)`, `pkg.p;`), but after a
+# keyword (`raise e`, `open c`), which no fn is named
+_BEFORE_DECLARATION = frozenset({"declare", ";", "is", "as"})
+
+
+def _declared_names(tokens: tuple[Token, ...]) -> frozenset[str]:
+    """The names a PL/SQL block (or a WITH clause's functions) declares, read loosely: a name
+    after CURSOR, TYPE, FUNCTION ... or FOR (see _DECLARING), a label's `<<name>>`, and a name
+    that starts a declaration and is followed by another name (its type, CONSTANT,
+    EXCEPTION). A word taken for one by mistake is a keyword, never a fn's name (pell.naming
+    prefixes those), or a column, which no call needs."""
+    found: set[str] = set()
+    for index, token in enumerate(tokens):
+        name = _sql_name(token)
+        if name is None or not index:
+            continue
+        before = tokens[index - 1].text.lower()
+        label = before == "<" and index >= 2 and tokens[index - 2].text == "<"
+        starts = (
+            before in _BEFORE_DECLARATION
+            and index + 1 < len(tokens)
+            and _sql_name(tokens[index + 1]) is not None
+        )
+        if before in _DECLARING or label or starts:
+            found.add(name)
+    return frozenset(found)
+
+
+class _Names:
+    """The names of a SQL text (a statement, or a PL/SQL block with its SQL statements) that
+    decide what a name in it means; each set found when first asked."""
+
+    def __init__(self, tokens: tuple[Token, ...]) -> None:
+        self.tokens = tokens
+        self._local: frozenset[str] | None = None
+        self._standalone: frozenset[str] | None = None
+
+    @property
+    def local(self) -> frozenset[str]:
+        """What the text declares (_declared_names): PL/SQL looks a name up in the block
+        that declares it before the package around it (PL/SQL Language Reference, "Scope
+        and Visibility of Identifiers"), so `v(i)` of a local collection calls nothing."""
+        if self._local is None:
+            self._local = _declared_names(self.tokens)
+        return self._local
+
+    @property
+    def standalone(self) -> frozenset[str]:
+        """The names the text writes on their own, not before a dot (nor as a bind): every
+        table and alias a statement names is one (`from data.orders o`, `update orders`,
+        `(subquery) o`), and so is every variable a block declares (`r orders%rowtype`)."""
+        if self._standalone is None:
+            tokens = self.tokens
+            self._standalone = frozenset(
+                name
+                for index, token in enumerate(tokens)
+                if (name := _sql_name(token)) is not None
+                and not (index and tokens[index - 1].token_type == TokenType.COLON)
+                and not (index + 1 < len(tokens) and tokens[index + 1].token_type == TokenType.DOT)
+            )
+        return self._standalone
+
+
+def _sql_calls(
+    block: ast.SqlBlock, tokens: tuple[Token, ...], own: frozenset[str], names: _Names
+) -> list[Effect]:
+    """What a SQL statement (`tokens`: its own, in a PL/SQL block) calls that may be a Pell
+    fn, each at the name in the text, as its lower-case parts: `price(:id)`, when `own` (this
+    module's fns, by PL/SQL name, SQL built-ins left out) has it; `pricing.price(:id)` or
+    `shop.pricing.price(:id)`, a package's fn, with the schema or not, of any module of the
+    project (raw SQL needs no Pell import: `RetryGraph` resolves it).
+
+    A name before `(` is a call (`sql-call`), but not: a word of SQL's own syntax where it
+    stands (SQL_SYNTAX_BEFORE_PAREN: `sample (10)`, `over (`, `regexp_like(`), a WITH query's
+    name before its column list (`with totals (id, n) as (`), a table (`insert into t (`),
+    nor a name the text declares (_Names.local). Without `(`, a bare name is a column, as SQL
+    resolves it first ("the names of database columns take precedence over the names of
+    functions with no parameters", SQL Language Reference, "About User-Defined Functions",
+    Name Precedence); so is a dotted one that a table or alias of the statement qualifies
+    (`orders.total`, `o.total`: _Names.standalone). Any other dotted name without `(` calls
+    the function it names when one has no parameters: "To access the new_sal function,
+    enter: SELECT hr.new_sal FROM new_emps" (ibid.). Those are `sql-name` effects, calls of a
+    project fn of that name that takes no parameter. A name after a dot or a colon (a bind)
+    starts none."""
     found: list[Effect] = []
     tables: set[int] | None = None
+    depth = 0
+    patterns: list[int] = []  # the depths of the MATCH_RECOGNIZE ( ... ) around a token
     index = 0
     while index < len(tokens):
         token = tokens[index]
-        name = _sql_name(token)
-        after = tokens[index - 1].token_type if index else None
+        before = tokens[index - 1] if index else None
         index += 1
-        if name is None or after in (TokenType.DOT, TokenType.COLON):
+        if token.token_type == TokenType.L_PAREN:
+            depth += 1
+            continue
+        if token.token_type == TokenType.R_PAREN:
+            if patterns and patterns[-1] == depth:
+                patterns.pop()
+            depth -= 1
+            continue
+        name = _sql_name(token)
+        if name is None or (
+            before is not None and before.token_type in (TokenType.DOT, TokenType.COLON)
+        ):
             continue
         parts, last = [name], token
         while (
@@ -737,35 +1037,105 @@ def _sql_calls(block: ast.SqlBlock, tokens: tuple[Token, ...], own: frozenset[st
             last = tokens[index + 1]
             index += 2
         called = index < len(tokens) and tokens[index].token_type == TokenType.L_PAREN
-        if not called or len(parts) > 3 or (len(parts) == 1 and name not in own):
+        if len(parts) == 1:
+            if called and name == "match_recognize":
+                patterns.append(depth + 1)
+            if (
+                not called
+                or name not in own
+                or name in names.local
+                or _is_syntax(name, before, bool(patterns))
+                or _names_a_query(tokens, index)
+            ):
+                continue
+        elif len(parts) > 3 or parts[0] in names.local:
             continue
+        elif not called and any(part in names.standalone for part in parts[:-1]):
+            continue  # a column of a table or alias the statement names
         if tables is None:
-            tables = {offset for _, _, offset in sqltext.tables_named(block.text)}
+            first = tokens[0].start
+            text = block.text[first : tokens[-1].end + 1]
+            tables = {first + offset for _, _, offset in sqltext.tables_named(text)}
         if any(token.start <= offset <= last.end for offset in tables):
             continue
         span = ast.Span(block.text_start + token.start, block.text_start + last.end + 1)
         written = block.text[token.start : last.end + 1]
-        found.append(Effect("sql-call", span, f"`{written}`", tuple(parts)))
+        kind = "sql-call" if called else "sql-name"
+        found.append(Effect(kind, span, f"`{written}`", tuple(parts)))
     return found
 
 
-def _own_sql_names(checked: CheckedModule) -> frozenset[str]:
-    """The module's fns that a bare name in its SQL calls, by PL/SQL name (`pell.naming`): not
-    one that is a SQL built-in's, which SQL calls instead (builtins.SQL_FUNCTIONS)."""
+# Where PL/SQL starts a query inside a statement of its own: a cursor FOR loop's `IN (`, a
+# cursor declaration's IS, `OPEN c FOR` (PL/SQL Language Reference, "Static SQL", "Cursor
+# FOR LOOP Statement", "Explicit Cursor Declaration and Definition", "OPEN FOR Statement").
+# A DML word, reserved in PL/SQL, starts a statement wherever it stands but after a dot
+# (`v.delete`, a collection method): also the one FORALL runs ("FORALL Statement").
+_QUERY_AFTER = frozenset({"(", "is", "for"})
+
+
+def _sql_statements(tokens: tuple[Token, ...]) -> list[tuple[int, int]]:
+    """The SQL statements of a PL/SQL block, as (first, end) token indexes, `end` past the
+    statement: from its first word to the `;` that ends it, or the `)` around a cursor FOR
+    loop's query. A subquery is part of its statement."""
+    found: list[tuple[int, int]] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        word = token.text.lower()
+        if word in _SQL_STATEMENTS and token.token_type != TokenType.IDENTIFIER:
+            before = tokens[index - 1].text.lower() if index else ";"
+            if index >= 2 and tokens[index - 2].text == ">" and before == ">":
+                before = ">>"  # `<<label>> update ...`
+            if (
+                before in _BEFORE_STATEMENT
+                or (word in ("select", "with") and before in _QUERY_AFTER)
+                or (word in DML and before != ".")  # FORALL's DML follows its bounds
+            ):
+                end = _statement_end(tokens, index)
+                found.append((index, end))
+                index = end
+                continue
+        index += 1
+    return found
+
+
+def _statement_end(tokens: tuple[Token, ...], start: int) -> int:
+    """Where the SQL statement that starts at `start` ends: its `;`, or the `)` that closes
+    a parenthesis it is in."""
+    depth = 0
+    for index in range(start, len(tokens)):
+        kind = tokens[index].token_type
+        if kind == TokenType.L_PAREN:
+            depth += 1
+        elif kind == TokenType.R_PAREN:
+            if depth == 0:
+                return index
+            depth -= 1
+        elif kind == TokenType.SEMICOLON and depth == 0:
+            return index
+    return len(tokens)
+
+
+def _own_names(checked: CheckedModule) -> tuple[frozenset[str], frozenset[str]]:
+    """The module's fns by PL/SQL name (`pell.naming`): (those a bare name in its PL/SQL
+    calls, all of them; those a bare name in its SQL calls: not one that is a SQL
+    built-in's, which SQL calls instead, builtins.SQL_FUNCTIONS)."""
     from pell.checker.builtins import SQL_FUNCTIONS
 
-    return frozenset(naming.fn_name(name) for name in checked.fns) - SQL_FUNCTIONS
+    plsql = frozenset(naming.fn_name(name) for name in checked.fns)
+    return plsql, plsql - SQL_FUNCTIONS
 
 
 def sql_packages(modules: Iterable[ModuleFacts]) -> set[str]:
-    """The packages the SQL statements of `modules` call a fn of (`pkg.f(`, `schema.pkg.f(`),
-    by package name: the project modules a build must join to resolve those calls."""
+    """The packages the SQL statements and PL/SQL blocks of `modules` call a fn of (`pkg.f(`,
+    `schema.pkg.f`, `pkg.proc;`), by package name (lower case): the project modules a build
+    must join to resolve those calls, which need no Pell import."""
     return {
-        effect.callee[-2]
+        effect.callee[-2].lower()
         for module in modules
         for fn in module.fns.values()
         for effect in fn.effects
-        if effect.kind == "sql-call" and len(effect.callee) > 1
+        if effect.kind in ("sql-call", "sql-name", "plsql-call") and len(effect.callee) > 1
     }
 
 
@@ -785,10 +1155,10 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
     """The module's facts, and the Pell errors each fn raises itself (for `retry-own-error`)."""
     fns = {}
     raised = {}
-    own_sql = _own_sql_names(checked)
+    own = _own_names(checked)
     for name, fn in checked.fns.items():
         annotations = {a.name for a in fn.decl.annotations}
-        effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, own_sql)
+        effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, own)
         fns[name] = FnFacts(
             name,
             fn.decl.name_span,
@@ -799,6 +1169,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.retry.recover if fn.retry is not None else None,
             fn.retry.attempts if fn.retry is not None else 0,
             fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
+            len(fn.decl.params),
         )
     imports = tuple(i.path for i in checked.module.imports)
     schema, package = naming.module_package(checked.module)
@@ -827,6 +1198,13 @@ class RetryGraph:
         self.modules = {m.name: m for m in modules}
         # module names as the index finds them, case-blind (`import Shop::Stock;` is shop.stock)
         self.folded = {name.lower(): m for name, m in self.modules.items()}
+        # each module's package, by the name SQL text gives it (a clash of two is an error
+        # of its own: the first, in the modules' order, is taken)
+        self.packages: dict[tuple[str, ...], ModuleFacts] = {}
+        for module in self.modules.values():
+            if module.package:
+                self.packages.setdefault(module.package, module)
+        self._plsql_fns: dict[str, dict[str, str]] = {}
         self.calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {}
         for module in self.modules.values():
             for fn in module.fns.values():
@@ -842,21 +1220,15 @@ class RetryGraph:
                     recover = Effect("call", fn.retry_span, f"`{fn.recover}`", (fn.recover,))
                     calls.append((recover, (module.name, fn.recover)))
                 self.calls[(module.name, fn.name)] = calls
-        # each module's package, by the name SQL text gives it (a clash of two is an error
-        # of its own: the first, in the modules' order, is taken)
-        self.packages: dict[tuple[str, ...], ModuleFacts] = {}
-        for module in self.modules.values():
-            if module.package:
-                self.packages.setdefault(module.package, module)
-        self._plsql_fns: dict[str, dict[str, str]] = {}
         # the Pell fns each fn's SQL statements call: no edges of the call graph (a fn a
         # query calls runs in the query, where `transaction-in-sql` checks it)
         self.sql_calls: dict[FnKey, list[tuple[Effect, FnKey]]] = {
             (module.name, fn.name): [
                 (effect, callee)
                 for effect in fn.effects
-                if effect.kind == "sql-call"
-                and (callee := self._sql_fn(module, effect.callee)) is not None
+                if effect.kind in ("sql-call", "sql-name")
+                and (callee := self._sql_fn(module, effect.callee, effect.kind == "sql-name"))
+                is not None
             ]
             for module in self.modules.values()
             for fn in module.fns.values()
@@ -963,9 +1335,12 @@ class RetryGraph:
     def resolve(self, module: str, path: tuple[str, ...], kind: str = "call") -> FnKey | None:
         """The fn a call in `module` names: a fn of its own, or `m::f` for a module it imports
         as `import ...::m;` (as the checker resolves it), or `a::b::f` for module `a.b`; for a
-        `plsql-call`, a fn of a `@stub` module by its Oracle name."""
+        `plsql-call`, a fn of a `@stub` module by its Oracle name, else a project fn by its
+        PL/SQL name, as SQL finds one (`_sql_fn`)."""
         if kind == "plsql-call":
-            return self._stub_fn(path)
+            return self._stub_fn(path) or self._sql_fn(
+                self.modules[module], tuple(part.lower() for part in path)
+            )
         if len(path) == 1:
             return (module, path[0]) if path[0] in self.modules[module].fns else None
         prefix = path[:-1]
@@ -977,11 +1352,16 @@ class RetryGraph:
             return target.name, path[-1]
         return None
 
-    def _sql_fn(self, caller: ModuleFacts, parts: tuple[str, ...]) -> FnKey | None:
+    def _sql_fn(
+        self, caller: ModuleFacts, parts: tuple[str, ...], bare: bool = False
+    ) -> FnKey | None:
         """The Pell fn a SQL statement of module `caller` names (PL/SQL names, lower case): `f`,
         its own; `pkg.f`, of its own package, else of the package `pkg` of its schema or of
         one with no schema; `schema.pkg.f`, of that package. SQL resolves the names of the
-        package its PL/SQL runs in, and the schema's objects, with no Pell import."""
+        package its PL/SQL runs in, and the schema's objects, with no Pell import. A name of
+        no project package may name a `@stub` module's fn. `bare`: named without `()`, which
+        calls only a fn with no parameters (SQL Language Reference, "About User-Defined
+        Functions", Name Precedence)."""
         prefix = parts[:-1]
         target: ModuleFacts | None
         if not prefix or prefix == caller.package or prefix == caller.package[-1:]:
@@ -991,12 +1371,14 @@ class RetryGraph:
         else:
             target = self.packages.get(prefix)
         if target is None:
-            return None
+            return None if bare else self._stub_fn(parts)
         fns = self._plsql_fns.get(target.name)
         if fns is None:  # by PL/SQL name: `delete` is `fn_delete` there
             fns = self._plsql_fns[target.name] = {naming.fn_name(f): f for f in target.fns}
         name = fns.get(parts[-1])
-        return (target.name, name) if name is not None else None
+        if name is None or (bare and target.fns[name].params):
+            return None
+        return target.name, name
 
     def _stub_fn(self, path: tuple[str, ...]) -> FnKey | None:
         """The stub fn a PL/SQL block's `pkg.proc` or `schema.pkg.proc` names (Oracle's names
