@@ -1133,6 +1133,7 @@ class BodyGen:
             (12, self.let_typed),
             (7, self.let_untyped),
             (2, self.let_empty),
+            (1.5, self.ints_then_numbers),
             (6, self.var_stmt),
             (8, self.assign),
             (4, self.field_assign),
@@ -1200,6 +1201,21 @@ class BodyGen:
         name = self.new_local()
         self.declare(name, ty)
         return [f"let {name} = {value};"]
+
+    def ints_then_numbers(self) -> list[str]:
+        """`var xs = [1, 2];` then given numbers: an untyped list literal of ints is a
+        `list<number>` once it is appended a number or assigned a list of them (and when it
+        is passed where one is wanted, which any later use as a `list<number>` may do)."""
+        name = self.new_local()
+        count = self.rng.randint(1, 3)
+        items = ", ".join(self.g.number_literal(integer=True) for _ in range(count))
+        numbers = Ty("list", elem=NUMBER)
+        if self.chance(0.5):
+            given = f"{name}.append({self.expr(NUMBER, 1)});"
+        else:
+            given = f"{name} = {self.expr(numbers, 1)};"
+        self.declare(name, numbers)
+        return [f"var {name} = [{items}];", given]
 
     def let_empty(self) -> list[str]:
         ty = self.g.value_ty()

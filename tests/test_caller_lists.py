@@ -97,14 +97,14 @@ pub fn from_field(b: Basket) { for x in b.items { p("{x}"); } }
 pub fn from_call() { for x in make(1) { p("{x}"); } }
 pub fn from_call_local() { let xs = make(1); for x in xs { p("{x}"); } }
 pub fn copy_of_param(ys: list<number>) { let xs = ys; for x in xs { p("{x}"); } }
-pub fn reassigned(ys: list<number>) { var xs: list<number> = [1]; xs = ys; for x in xs { p("{x}"); } }
-pub fn passed_inout() { var xs: list<number> = [1, 2]; grow(xs); for x in xs { p("{x}"); } }
+pub fn reassigned(ys: list<number>) { var xs = [1]; xs = ys; for x in xs { p("{x}"); } }
+pub fn passed_inout() { var xs = [1, 2]; grow(xs); for x in xs { p("{x}"); } }
 pub fn own_literal() { let xs = [1, 2]; for x in xs { p("{x}"); } }
 pub fn own_appends(n: number) { var xs: list<number> = []; xs.append(n); for x in xs { p("{x}"); } }
 pub fn own_query() { let xs: list<number> = sql! { select id from t }.collect(); for x in xs { p("{x}"); } }
 pub fn own_split(s: text) { let xs = s.split(","); for x in xs { p("{x}"); } }
 pub fn own_copy() { let ys = [1, 2]; let xs = ys; for x in xs { p("{x}"); } }
-pub fn passed_in() { let xs: list<number> = [1, 2]; let n = peek(xs); for x in xs { p("{x}"); } }
+pub fn passed_in() { let xs = [1, 2]; let n = peek(xs); for x in xs { p("{x}"); } }
 pub fn own_literal_inline() { for x in [1, 2] { p("{x}"); } }
 """
 

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from conftest import assert_oracle_accepts
 from postgres_server import Server, binaries, running
 
 from pell import compile_source
@@ -132,6 +133,142 @@ def test_an_out_number_into_an_int_is_an_error() -> None:
     assert "writes a `number` back into an `int`" in error.message
 
 
+# -- a list literal of ints given a list of numbers; a `number` range bound
+
+LISTS = """
+module lists;
+
+fn total(xs: list<number>) -> number {
+    var s: number = 0;
+    for x in xs {
+        s = s + x;
+    }
+    return s;
+}
+
+fn grow(inout xs: list<number>) {
+    xs.append(0.5);
+}
+
+pub fn passed() -> number {
+    let xs = [1, 2];
+    return total(xs);
+}
+
+pub fn reassigned(ys: list<number>) -> number {
+    var xs = [1];
+    xs = ys;
+    return total(xs);
+}
+
+pub fn grown() -> number {
+    var xs = [1, 2];
+    grow(xs);
+    return total(xs);
+}
+
+pub fn appended() -> number {
+    var xs = [1, 2];
+    xs.append(2.5);
+    return total(xs);
+}
+
+pub fn relisted(n: number) -> number {
+    var xs = [1];
+    xs = [2, n];
+    return total(xs);
+}
+
+pub fn counted() -> int {
+    var xs = [1, 2];
+    xs = [3, 4];
+    xs.append(5);
+    return xs.at(3);
+}
+
+pub fn priced() -> number {
+    var s: number = 0;
+    for r in sql! { select price from items } {
+        let xs = [1, r.price];
+        s = s + total(xs);
+    }
+    return s;
+}
+"""
+
+WIDENED = ("passed", "reassigned", "grown", "appended", "relisted", "priced")
+
+
+def _body(sql: str, name: str) -> str:
+    start = sql.index(f"  FUNCTION {name}", sql.index("PACKAGE BODY"))
+    return sql[start : sql.index(f"  END {name};", start)]
+
+
+@pytest.mark.parametrize("fn", WIDENED)
+def test_a_list_of_ints_given_numbers_is_a_list_of_numbers(fn: str) -> None:
+    # before: `argument xs of total is list<number>, not list<int>` (and before cfb2de3, a
+    # t_int_list passed for a t_number_list, which Oracle refuses: PLS-00306)
+    sql = _sql(LISTS)
+    assert_oracle_accepts(sql)
+    assert "    l_xs t_number_list;\n" in _body(sql, fn)
+
+
+def test_a_list_of_ints_given_only_ints_stays_one() -> None:
+    assert "    l_xs t_int_list;\n" in _body(_sql(LISTS), "counted")
+
+
+def test_a_list_declared_of_ints_is_an_error_with_the_declaration_to_change() -> None:
+    source = (
+        "module m;\nfn total(xs: list<number>) -> number {\n    return xs.at(1);\n}\n"
+        "pub fn f() -> number {\n    let xs: list<int> = [1, 2];\n    return total(xs);\n}\n"
+    )
+    [error] = _errors(source)
+    assert error.code == "type-mismatch"
+    at = source.index("xs);")
+    assert (error.span.start, error.span.end) == (at, at + 2)
+    assert error.hints == (
+        "`list<int>` and `list<number>` are two PL/SQL collection types, and neither converts "
+        "to the other: declare `xs` a `list<number>`",
+    )
+
+
+RANGES = """
+module ranges;
+
+pub fn up_to(n: number) {
+    for i in 1..n {
+        p("{i}");
+    }
+}
+"""
+
+
+def test_a_number_range_bound_is_an_error_with_the_conversion() -> None:
+    # PL/SQL rounds a FOR loop's bounds to integers (PL/SQL Language Reference, "FOR LOOP
+    # Statement"): with n 2.4, `1 .. p_n - 1` would run to ROUND(1.4) = 1, skipping i = 2
+    [error] = _errors(RANGES)
+    assert error.code == "type-mismatch"
+    at = RANGES.index("n {")
+    assert (error.span.start, error.span.end) == (at, at + 1)
+    assert any("`n.into::<int>()`" in hint for hint in error.hints)
+
+
+def test_an_int_range_bound_is_no_error() -> None:
+    fixed = RANGES.replace("1..n", "1..n.into::<int>()")
+    assert "FOR l_i IN 1 .. ROUND(p_n) - 1 LOOP" in _sql(fixed)
+    assert "FOR l_i IN 1 .. p_n - 1 LOOP" in _sql(RANGES.replace("n: number", "n: int"))
+
+
+def test_a_local_given_a_number_is_no_range_bound() -> None:
+    source = (
+        "module m;\npub fn f(a: number) {\n    var n = 0;\n    n = n + a;\n"
+        '    for i in 0..n {\n        p("{i}");\n    }\n}\n'
+    )
+    [error] = _errors(source)
+    assert error.code == "type-mismatch"
+    assert error.span.start == source.index("n {")
+
+
 # -- on a real server
 
 psycopg = pytest.importorskip("psycopg")
@@ -154,6 +291,7 @@ def connection(server: Server) -> Iterator[Any]:
         admin.execute(f"CREATE DATABASE {name}")
     with psycopg.connect(server.conninfo(name), autocommit=True) as opened:
         opened.execute(_sql(NUMBERS, "postgres"))
+        opened.execute(_sql(LISTS, "postgres"))
         yield opened
 
 
@@ -184,3 +322,13 @@ def test_into_int_rounds_half_away_from_zero_on_the_server(connection: Any) -> N
 
 def test_an_int_counter_still_counts_on_the_server(connection: Any) -> None:
     assert _value(connection, "select numbers.counted(5)") == 5
+
+
+def test_a_list_of_ints_given_numbers_keeps_their_fractions_on_the_server(
+    connection: Any,
+) -> None:
+    assert _value(connection, "select lists.appended()") == Decimal("5.5")  # 1 + 2 + 2.5
+    assert _value(connection, "select lists.grown()") == Decimal("3.5")  # 1 + 2 + 0.5
+    assert _value(connection, "select lists.reassigned(array[0.25, 0.5])") == Decimal("0.75")
+    assert _value(connection, "select lists.relisted(0.5)") == Decimal("2.5")  # 2 + 0.5
+    assert _value(connection, "select lists.counted()") == 5

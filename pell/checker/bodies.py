@@ -8,11 +8,11 @@ and names are looked up in pell.checker.scopes; each builds on the one after it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pell import ast, naming
 from pell.checker import types as t
-from pell.checker.expressions import ExpressionChecker, narrowing_hints
+from pell.checker.expressions import ExpressionChecker, list_hints, narrowing_hints
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
 
 # Also imported from here by pell.codegen.subprograms.
@@ -151,10 +151,13 @@ class BodyChecker(ExpressionChecker):
 
     def stmt_let(self, stmt: ast.Let) -> None:
         declared = self.resolver.resolve(stmt.type) if stmt.type is not None else None
-        whole = False  # no type written, and an `int` value
+        whole = False  # no type written, and an `int` value (or a list literal of them)
         if stmt.value is not None:
             reported_before = self.diagnostic_count()
-            value_type = self.expr(stmt.value, declared)
+            wanted = declared
+            if declared is None and id(stmt) in self.widened and _is_list_literal(stmt.value):
+                wanted = _NUMBERS  # the literal itself is a list<number> (t_number_list)
+            value_type = self.expr(stmt.value, wanted)
             if declared is None:
                 declared = value_type
                 if value_type == t.INT:
@@ -162,6 +165,9 @@ class BodyChecker(ExpressionChecker):
                     # (check_fn_body), else a `number` from here on
                     whole = id(stmt) not in self.widened
                     declared = t.INT if whole else t.NUMBER
+                elif value_type == _INTS and _is_list_literal(stmt.value):
+                    # the same for a list literal of ints: a `list<number>` once it meets one
+                    whole = True
                 elif (
                     isinstance(value_type, t.UnknownType)
                     and self.diagnostic_count() == reported_before
@@ -200,12 +206,13 @@ class BodyChecker(ExpressionChecker):
                         f"write `let {stmt.name}: <type> = ...`",
                     )
                     declared = t.UNKNOWN
-            elif not t.assignable(value_type, declared):
+            elif not t.assignable(value_type, declared) and not self.widens(stmt.value, declared):
                 self.error(
                     "type-mismatch",
                     f"`{stmt.name}` is declared `{declared}` but is given {quoted_with_article(value_type)}",
                     stmt.value.span,
                     *narrowing_hints(value_type, declared),
+                    *list_hints(value_type, declared, self.variable_name(stmt.value), stmt.name),
                 )
         elif declared is None:
             self.error(
@@ -224,18 +231,37 @@ class BodyChecker(ExpressionChecker):
     def stmt_assign(self, stmt: ast.Assign) -> None:
         target_type = self.assign_target(stmt.target)
         # A query's row, or an Oracle package's result, takes the type it is wanted as: for a
-        # whole local, a `number`, which widens it (a column may hold a fraction).
-        wanted = t.NUMBER if self.whole_let(stmt.target) is not None else target_type
+        # whole local, a `number` (a `list<number>`), which widens it (a column may hold a
+        # fraction).
+        whole = self.whole_let(stmt.target) is not None
+        wanted = target_type
+        if whole:
+            wanted = t.NUMBER if target_type == t.INT else _NUMBERS
         value_type = self.expr(stmt.value, wanted)
+        if (
+            whole
+            and value_type == _NUMBERS
+            and _is_list_literal(stmt.value)
+            and all(self.analysis.types[id(item)] == t.INT for item in stmt.value.items)
+        ):
+            # a list literal's items were wanted as numbers too: `[2, 3]`, all ints, keeps
+            # the local a list<int>; `[1, 2.5]` widens it
+            value_type = self.analysis.types[id(stmt.value)] = _INTS
         if self.widens(stmt.target, value_type):
             return
-        if not t.assignable(value_type, target_type):
+        if not t.assignable(value_type, target_type) and not self.widens(stmt.value, target_type):
             self.error(
                 "type-mismatch",
                 f"cannot assign {quoted_with_article(value_type)} to `{_describe(stmt.target)}`, "
                 f"which is `{target_type}`",
                 stmt.value.span,
                 *narrowing_hints(value_type, target_type),
+                *list_hints(
+                    value_type,
+                    target_type,
+                    self.variable_name(stmt.value),
+                    self.variable_name(stmt.target),
+                ),
             )
 
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
@@ -328,6 +354,19 @@ class BodyChecker(ExpressionChecker):
                         "type-mismatch",
                         f"a range bound must be a number, not `{bound_type}`",
                         bound.span,
+                    )
+                elif t.narrows(bound_type, t.INT):
+                    # PL/SQL "stores them as temporary PLS_INTEGER values, rounding them to
+                    # the nearest integer if necessary" (PL/SQL Language Reference, "FOR LOOP
+                    # Statement", lower_bound .. upper_bound): a fraction would be lost unsaid.
+                    # PL/pgSQL's integer FOR rounds them too.
+                    self.error(
+                        "type-mismatch",
+                        f"a range bound is an `int`, not {quoted_with_article(bound_type)}: "
+                        "PL/SQL rounds a loop's bounds to whole numbers, and a fraction would "
+                        "be lost without an error",
+                        bound.span,
+                        _whole_bound_hint(bound),
                     )
             variable = self.declare_local(stmt.var, t.INT, stmt.var_span, kind="loop")
         elif isinstance(source, ast.MethodCall) and source.name == "indices":
@@ -456,12 +495,13 @@ class BodyChecker(ExpressionChecker):
                     "declare a return type with `-> T`",
                 )
             return
-        if not t.assignable(value_type, expected):
+        if not t.assignable(value_type, expected) and not self.widens(stmt.value, expected):
             self.error(
                 "return-type",
                 f"fn `{self.fn.decl.name}` returns `{expected}`, not `{value_type}`",
                 stmt.value.span,
                 *narrowing_hints(value_type, expected),
+                *list_hints(value_type, expected, self.variable_name(stmt.value)),
             )
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
@@ -483,6 +523,24 @@ class BodyChecker(ExpressionChecker):
                 stmt.value.span,
                 *narrowing_hints(value_type, row),
             )
+
+
+_INTS = t.ListType(t.INT)
+_NUMBERS = t.ListType(t.NUMBER)
+
+
+def _is_list_literal(expr: ast.Expr) -> TypeGuard[ast.ListLit]:
+    return isinstance(expr, ast.ListLit)
+
+
+def _whole_bound_hint(bound: ast.Expr) -> str:
+    """Say how a `number` range bound becomes whole, with the bound's name when it has one."""
+    named = isinstance(bound, ast.Name | ast.FieldAccess)
+    shown = _describe(bound) if named else "(...)"
+    return (
+        f"say how to make it whole: `{shown}.into::<int>()` rounds it to the nearest, "
+        f"`trunc({shown if named else '...'}).into::<int>()` drops the fraction"
+    )
 
 
 def _describe(expr: ast.Expr) -> str:
@@ -521,7 +579,8 @@ def check_fn_body(
     A local without a type whose value is an `int` stays one only while every value it is
     given is an `int`. One that is given a `number` is a `number` from its declaration on, so
     the body is checked again with it widened, and its first pass's findings dropped; each
-    pass widens at least one more local, so this ends."""
+    pass widens at least one more local, so this ends. A local without a type whose value is
+    a list literal of `int`s is so too: a `list<number>` once it meets one."""
     start = len(diagnostics)  # the resolver reports into this list too
     widened: frozenset[int] = frozenset()
     while True:

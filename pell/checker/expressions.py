@@ -421,12 +421,13 @@ class ExpressionChecker(SqlChecker):
         for index, arg in sorted(given.items()):
             param = params[index]
             arg_type = self.expr(arg, param.type)
-            if not t.assignable(arg_type, param.type):
+            if not t.assignable(arg_type, param.type) and not self.widens(arg, param.type):
                 self.error(
                     "type-mismatch",
                     f"argument `{param.decl.name}` of `{name}` is `{param.type}`, not `{arg_type}`",
                     arg.span,
                     *narrowing_hints(arg_type, param.type),
+                    *list_hints(arg_type, param.type, self.variable_name(arg)),
                 )
             elif (
                 param.decl.mode != "in"
@@ -502,7 +503,7 @@ class ExpressionChecker(SqlChecker):
                 return target.element
             if expr.name == "append":
                 for arg in expr.args:
-                    self.argument(arg, target.element, expr.name)
+                    self.appended(expr.target, arg, target.element)
                 if not as_statement:
                     self.error(
                         "not-a-statement",
@@ -606,6 +607,30 @@ class ExpressionChecker(SqlChecker):
                 *narrowing_hints(arg_type, param),
             )
 
+    def appended(self, items: ast.Expr, arg: ast.Expr, element: t.Type) -> None:
+        """`items.append(arg)`. A whole list (whole_let) appended a `number` widens to a
+        `list<number>`; a query's value, or an Oracle package's result, is wanted as a
+        `number` there, as for a whole `int` local (BodyChecker.stmt_assign)."""
+        whole = self.whole_let(items) is not None
+        arg_type = self.expr(arg, t.NUMBER if whole else element)
+        if self.widens(items, t.ListType(arg_type)) or t.assignable(arg_type, element):
+            return
+        name = self.variable_name(items)
+        hints = narrowing_hints(arg_type, element)
+        if hints and name is not None:
+            hints = (
+                "a `number` may hold a fraction, which a `list<int>` cannot: convert it with "
+                f"`.into::<int>()` (rounds to the nearest whole number), or declare `{name}` a "
+                "`list<number>`",
+            )
+        self.error(
+            "type-mismatch",
+            f"`.append()` takes {quoted_with_article(element)} here, not "
+            f"{quoted_with_article(arg_type)}",
+            arg.span,
+            *hints,
+        )
+
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
         if "::" in expr.type_name:
             found = self.resolver.foreign_item(expr.type_name, expr.span, "record")
@@ -665,12 +690,13 @@ class ExpressionChecker(SqlChecker):
                 )
                 continue
             value_type = self.expr(init.value, field_type)
-            if not t.assignable(value_type, field_type):
+            if not t.assignable(value_type, field_type) and not self.widens(init.value, field_type):
                 self.error(
                     "type-mismatch",
                     f"field `{init.name}` of `{type_name}` is `{field_type}`, not `{value_type}`",
                     init.value.span,
                     *narrowing_hints(value_type, field_type),
+                    *list_hints(value_type, field_type, self.variable_name(init.value)),
                 )
         missing = [name for name in fields if name not in given]
         if missing:
@@ -843,8 +869,10 @@ class ExpressionChecker(SqlChecker):
                 )
                 return t.UNKNOWN
             element = types[0]
-            if element == t.INT and any(t.narrows(x, t.INT) for x in types):
-                element = t.NUMBER  # [1, 2.5] holds numbers
+            if element == t.INT and any(
+                t.narrows(x, t.INT) or isinstance(x, t.SqlValue) for x in types
+            ):
+                element = t.NUMBER  # [1, 2.5] holds numbers, and so may [1, row.price]
         for item, item_type in zip(expr.items, types, strict=True):
             if not t.assignable(item_type, element):
                 self.error(
@@ -868,15 +896,30 @@ class ExpressionChecker(SqlChecker):
         symbol = self.analysis.names.get(id(target)) if isinstance(target, ast.Name) else None
         return self.whole_locals.get(id(symbol)) if symbol is not None else None
 
-    def widens(self, target: ast.Expr, value: t.Type) -> bool:
-        """Is `target` a whole local now given a value that may hold a fraction (a `number`,
-        or a SQL value)? Then it is a `number` (check_fn_body checks the body again with it
-        widened), and the assignment is no error."""
-        let = self.whole_let(target)
-        if let is None or not (t.narrows(value, t.INT) or isinstance(value, t.SqlValue)):
+    def widens(self, local: ast.Expr, other: t.Type) -> bool:
+        """Is `local` a whole local (whole_let) that meets a value that may hold a fraction,
+        a `number` or a SQL value: an `int` one given one, a list one given, passed as or
+        appended a list of them? Then it is a `number` (a `list<number>`: the two list types
+        are PL/SQL collection types of their own, and neither converts to the other);
+        check_fn_body checks the body again with it widened, and this is no error. Callers ask
+        only where `other` does not fit the local as it is, so no other use widens it."""
+        let = self.whole_let(local)
+        if let is None:
+            return False
+        value = other
+        if isinstance(self.analysis.names[id(local)].type, t.ListType):
+            if not isinstance(other, t.ListType):
+                return False
+            value = other.element
+        if not (t.narrows(value, t.INT) or isinstance(value, t.SqlValue)):
             return False
         self.widen.add(let)
         return True
+
+    def variable_name(self, expr: ast.Expr) -> str | None:
+        """The name of the local or parameter `expr` is, for a hint to declare it otherwise."""
+        symbol = self.analysis.names.get(id(expr)) if isinstance(expr, ast.Name) else None
+        return symbol.name if symbol is not None and symbol.kind in ("local", "param") else None
 
     def assign_target(self, target: ast.Expr) -> t.Type:
         if isinstance(target, ast.Name) and len(target.path) == 1:
@@ -912,6 +955,26 @@ def narrowing_hints(value: t.Type, target: t.Type) -> tuple[str, ...]:
     return (
         "a `number` may hold a fraction, which an `int` cannot: convert it with "
         "`.into::<int>()` (rounds to the nearest whole number), or make the target a `number`",
+    )
+
+
+def list_hints(
+    value: t.Type, target: t.Type, value_name: str | None, target_name: str | None = None
+) -> tuple[str, ...]:
+    """The hint for a `list<int>` where a `list<number>` is wanted, or the other way round,
+    when the side that is a `list<int>` is a variable of the fn: declare it a
+    `list<number>`. They are two PL/SQL collection types (t_int_list, t_number_list), and an
+    argument of the one is refused where the other is declared."""
+    if not (isinstance(value, t.ListType) and isinstance(target, t.ListType)):
+        return ()
+    if {value.element, target.element} != {t.INT, t.NUMBER}:
+        return ()
+    name = value_name if value.element == t.INT else target_name
+    if name is None:
+        return ()
+    return (
+        f"`list<int>` and `list<number>` are two PL/SQL collection types, and neither "
+        f"converts to the other: declare `{name}` a `list<number>`",
     )
 
 

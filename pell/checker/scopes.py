@@ -40,8 +40,9 @@ class BodyScopes:
         self.in_finally = False
         self.returned_errors: set[int] = set()
         self.taken = set(naming.RESERVED_LOCALS)
-        # Locals without a type whose value is an `int` (pell.checker.bodies.check_fn_body):
-        # the `let`s given a `number` in an earlier pass, so declared `number` in this one;
+        # Locals without a type whose value is an `int`, or a list literal of them
+        # (pell.checker.bodies.check_fn_body): the `let`s given a `number` (a list of them) in
+        # an earlier pass, so declared `number` (`list<number>`) in this one;
         # each whole local's symbol (by id) -> its `let`; the `let`s this pass finds given one.
         self.widened: frozenset[int] = frozenset()
         self.whole_locals: dict[int, int] = {}
