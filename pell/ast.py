@@ -176,6 +176,9 @@ class SqlBlock(Node):
     text: str
     text_start: int
     first_column: int  # 0-based source column of the first SQL character, for re-indenting
+    # Made by a `|>` pipeline: its stages, each a @pipelined fn with the arguments after the
+    # rows (`select *` is the last one's row)
+    stages: tuple[Call, ...] = field(default=(), repr=False, compare=False)
 
 
 Expr = (

@@ -20,6 +20,20 @@ def token_span(token: Token) -> ast.Span:
 
 PRINT_CALL = ("dbms_output", "put_line")
 
+# The query methods that end a `|>` pipeline (`... |> collect()`), as on `sql! { }`
+_QUERY_METHODS = (("one",), ("first",), ("collect",))
+
+
+def _sql_argument(arg: ast.Expr) -> str | None:
+    """A `|>` stage's extra argument as SQL: a name is a `:name` bind, a literal itself."""
+    if isinstance(arg, ast.Name) and len(arg.path) == 1:
+        return f":{arg.path[0]}"
+    if isinstance(arg, ast.NumberLit):
+        return arg.text
+    if isinstance(arg, ast.StringLit) and all(isinstance(part, str) for part in arg.parts):
+        return "'" + "".join(str(part) for part in arg.parts).replace("'", "''") + "'"
+    return None
+
 
 def _present(children: list[Any]) -> list[Any]:
     """Children without the None placeholders of empty `[...]` groups."""
@@ -324,9 +338,75 @@ class AstBuilder:
         self.unsupported("`match` is not supported yet", children[0])
         return ast.UnitLit(span=span)
 
-    def pipeline(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
-        pipe = next(c for c in children if isinstance(c, Token) and c.type == "PIPE")
-        self.unsupported("`|>` pipelines are not supported yet", pipe)
+    def pipeline(self, span: ast.Span, children: list[Any]) -> ast.Expr:
+        """`sql! { q } |> f |> g(a) |> collect()`: the query read through @pipelined table fns,
+        as SQL writes it: `select * from table(g(cursor(select * from table(f(cursor(q)))), :a))`
+        then `.collect()`. The checker, retry facts and codegen see an ordinary query.
+        Oracle Database PL/SQL Language Reference 19c, 12.5 "Chaining Pipelined Table
+        Functions for Multiple Transformations": one table fn's output is the next one's
+        cursor input, each read in a query's TABLE clause."""
+        source, *stages = [c for c in children if not isinstance(c, Token)]
+        terminator: ast.Call | None = None
+        if isinstance(stages[-1], ast.Call) and stages[-1].callee.path in _QUERY_METHODS:
+            terminator = stages.pop()
+        if not isinstance(source, ast.SqlBlock):
+            return self._bad_pipe("a `|>` pipeline starts with a `sql! { }` query", source, span)
+        if not stages:
+            return self._bad_pipe(
+                "pipe the query into a @pipelined fn: `q |> f |> collect()`", span, span
+            )
+        query = source.text.strip()
+        before = after = ""  # the SQL around the query
+        calls: list[ast.Call] = []
+        for stage in stages:
+            if isinstance(stage, ast.Name):
+                stage = ast.Call(stage, (), span=stage.span)
+            if not isinstance(stage, ast.Call):
+                return self._bad_pipe(
+                    "a `|>` stage names a @pipelined fn: `|> f` or `|> f(a, b)`", stage, span
+                )
+            if stage.keywords:
+                return self._bad_pipe(
+                    "a `|>` stage takes its arguments by position: `|> f(a, b)`",
+                    stage.keywords[0],
+                    span,
+                )
+            extra = ""
+            for arg in stage.args:
+                bind = _sql_argument(arg)
+                if bind is None:
+                    return self._bad_pipe(
+                        "a `|>` stage's other arguments are names or literals, which SQL binds",
+                        arg,
+                        span,
+                    )
+                extra += f", {bind}"
+            calls.append(stage)
+            before = f"select * from table({'.'.join(stage.callee.path)}(cursor({before}"
+            after = f"{after}){extra}))"
+        # Offsets into the query keep pointing at its source: the added text goes before it.
+        query_start = source.text_start + len(source.text) - len(source.text.lstrip())
+        block = ast.SqlBlock(
+            before + query + after,
+            query_start - len(before),
+            source.first_column,
+            span=span,
+            stages=tuple(calls),
+        )
+        if terminator is None:
+            return block
+        return ast.MethodCall(
+            block,
+            terminator.callee.path[-1],
+            terminator.args,
+            span=span,
+            name_span=terminator.callee.span,
+        )
+
+    def _bad_pipe(self, message: str, at: ast.Node | ast.Span, span: ast.Span) -> ast.UnitLit:
+        self.diagnostics.append(
+            Diagnostic.of("syntax", message, at if isinstance(at, ast.Span) else at.span)
+        )
         return ast.UnitLit(span=span)
 
     def jq_block(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:

@@ -52,9 +52,10 @@ def parse(text: str) -> Parsed:
 def _result(built: Built, builder: AstBuilder) -> Parsed:
     module = built[0]
     assert isinstance(module, ast.Module)
-    if any(d.code == "unsupported" for d in builder.diagnostics):
-        # public Pell that pellc does not lower yet, left out of the AST as it was built: the
-        # rest is not checked, where every use of what was left out would be an error too
+    if any(d.code in ("unsupported", "syntax") for d in builder.diagnostics):
+        # public Pell that pellc does not lower yet, or a misshapen `|>` pipeline, left out of
+        # the AST as it was built: the rest is not checked, where every use of what was left
+        # out would be an error too
         return None, sorted(builder.diagnostics, key=lambda d: d.span.start)
     return module, builder.diagnostics
 
@@ -474,7 +475,10 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         return inside
     if text.startswith("|>", position):
         return Diagnostic.of(
-            "unsupported", "`|>` pipelines are not supported yet", ast.Span(position, position + 2)
+            "syntax",
+            "a `|>` pipeline cannot stand here (a condition or a loop's source): give it a "
+            "name with `let` first",
+            ast.Span(position, position + 2),
         )
     # The word at the error (`sealed type`), or just before it (`match x`, `jq! {`).
     here = _WORD.match(text, position)

@@ -44,3 +44,20 @@ def test_oracle_only_findings_are_not_given_for_postgres() -> None:
     assert "retry-recursion" in oracle and "retry-recursion" not in postgres
     # more attempts than meant, on either target
     assert "nested-retry" in oracle and "nested-retry" in postgres
+
+
+def test_a_pipeline_is_a_located_refusal_on_postgres() -> None:
+    """TABLE(f(CURSOR(q))) has no PostgreSQL form: each `|>` pipeline is refused where it is,
+    never printed as Oracle's SQL."""
+    from pathlib import Path
+
+    case = Path(__file__).parent / "cases" / "pipelines.pell"
+    source = case.read_text(encoding="utf-8")
+    result = compile_source(source, case.name, "postgres")
+    assert result.sql is None
+    refused = [source[d.span.start : d.span.end] for d in result.diagnostics]
+    assert [d.code for d in result.diagnostics] == ["unsupported"] * 3
+    assert all(
+        d.message == "a `|>` pipeline is not supported on postgres yet" for d in result.diagnostics
+    )
+    assert all(text.startswith("sql! {") and text.endswith(")") for text in refused)

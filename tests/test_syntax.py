@@ -225,7 +225,6 @@ def test_every_construct_compiles_or_gets_located_errors_never_a_crash() -> None
             'fn f() { let y = json!{ "a": 1 }; }',
             "JSON literals (`json! { }`) are not supported yet",
         ),
-        ("fn f() { let x = a |> b; }", "`|>` pipelines are not supported yet"),
         ("fn f() { let x = /ab+/; }", "regex literals (`/pattern/`) are not supported yet"),
         ("pub unsafe fn f() { }", "`unsafe fn` (dynamic SQL) is not supported yet"),
         (
@@ -269,8 +268,6 @@ def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
          "regex literals (`/pattern/`) are not supported yet"),
         ("fn f(j: text) { let x = jq!{ j | .a[] | select(.b == \"}\") }.collect(); }", "jq",
          "jq queries (`jq! { }`) are not supported yet"),
-        ("fn f(s: text) -> text { return s |> trim() |> upper(); }", "|>",
-         "`|>` pipelines are not supported yet"),
         ("@parallel(order = (a, b))\nfn f() { }", "@parallel", "`@parallel(...)` is not supported yet"),
     ],
 )  # fmt: skip
@@ -289,12 +286,50 @@ def test_public_forms_parse_and_are_unsupported_at_their_keyword(
 
 def test_every_unsupported_form_of_a_file_is_reported_in_source_order() -> None:
     text = (
-        "module m;\n@parallel(order = (a, b))\nfn f(x: number) {\n  let y = x |> g();\n"
+        "module m;\n@parallel(order = (a, b))\nfn f(x: number) {\n"
         "  match x { _ -> { } }\n}\npub sealed type S { }\n"
     )
     _, diagnostics = parse(text)
     words = [text[d.span.start : d.span.end] for d in diagnostics]
-    assert words == ["@parallel", "|>", "match", "sealed"]
+    assert words == ["@parallel", "match", "sealed"]
+
+
+def test_a_pipeline_is_its_query_read_through_table_fns() -> None:
+    """`q |> f |> g(a, 2) |> collect()` is `.collect()` on one query that reads q through f
+    then g; offsets into the query still point at its source."""
+    text = (
+        "module m;\nfn h(a: number) {\n"
+        "  let xs: list<R> = sql! {  select x\n from t } |> f |> g(a, 2) |> collect();\n}\n"
+    )
+    module, diagnostics = parse(text)
+    assert module is not None and diagnostics == []
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    let = fn.body.stmts[0]
+    assert isinstance(let, ast.Let)
+    call = let.value
+    assert isinstance(call, ast.MethodCall) and call.name == "collect" and call.args == ()
+    assert text[call.name_span.start : call.name_span.end] == "collect"
+    block = call.target
+    assert isinstance(block, ast.SqlBlock)
+    assert block.text == (
+        "select * from table(g(cursor(select * from table(f(cursor(select x\n from t)))), :a, 2))"
+    )
+    at = block.text.index("from t)")
+    assert text[block.text_start + at : block.text_start + at + 6] == "from t"
+    assert [stage.callee.path for stage in block.stages] == [("f",), ("g",)]
+    assert [len(stage.args) for stage in block.stages] == [0, 2]
+    assert text[block.stages[1].span.start : block.stages[1].span.end] == "g(a, 2)"
+
+
+def test_a_pipeline_where_the_grammar_takes_none_is_a_located_syntax_error() -> None:
+    text = "module m;\nfn h() {\n  if sql! { select 1 from dual } |> f |> one() { }\n}\n"
+    module, diagnostics = parse(text)
+    assert module is None
+    assert [d.code for d in diagnostics] == ["syntax"]
+    assert "a `|>` pipeline cannot stand here" in diagnostics[0].message
+    span = diagnostics[0].span
+    assert text[span.start : span.end] == "|>"
 
 
 def test_the_new_keywords_stay_names_where_no_keyword_can_stand() -> None:

@@ -8,6 +8,7 @@ import re
 from pell import ast, naming, sqltext
 from pell.checker import builtins
 from pell.checker import types as t
+from pell.checker.model import FnInfo
 from pell.checker.scopes import BodyScopes
 from pell.diagnostics import did_you_mean, quoted_with_article
 from pell.sqltokens import Token, TokenType
@@ -61,6 +62,7 @@ class SqlChecker(BodyScopes):
 
     def sql(self, block: ast.SqlBlock) -> sqltext.SqlShape | None:
         """Tokenize the SQL and resolve its binds; None (after a diagnostic) if it cannot be read."""
+        self.check_stages(block)
         offset = block.text_start
         for line in block.text.splitlines(keepends=True):
             if line.strip() == "/":
@@ -352,7 +354,7 @@ class SqlChecker(BodyScopes):
             )
         if terminator.name == "collect":
             if expected is None:
-                row = self.infer_row(shape, terminator, block.text)
+                row = self.piped_row(block) or self.infer_row(shape, terminator, block.text)
                 return row if isinstance(row, t.UnknownType) else t.ListType(row)
             if isinstance(expected, t.UnknownType):
                 return expected
@@ -367,12 +369,62 @@ class SqlChecker(BodyScopes):
                 self.check_column_count(block, shape, expected.element)
             return expected
         # .one() and .first(): one row
-        row = expected if expected is not None else self.infer_row(shape, terminator, block.text)
+        row = expected or self.piped_row(block) or self.infer_row(shape, terminator, block.text)
         if isinstance(row, t.UnknownType):
             return row
         if shape is not None:
             self.check_column_count(block, shape, row)
         return row
+
+    def piped_row(self, block: ast.SqlBlock) -> t.Type | None:
+        """The row type a `|>` pipeline's last @pipelined fn pipes (unknown when a stage is
+        wrong); None for a query written out."""
+        if not block.stages:
+            return None
+        fn = self.stage_fn(block.stages[-1])
+        if fn is None or not isinstance(fn.returns, t.ListType):
+            return t.UNKNOWN
+        return fn.returns.element
+
+    def stage_fn(self, stage: ast.Call) -> FnInfo | None:
+        """The @pipelined fn of this module a `|>` stage names, or None."""
+        name = stage.callee
+        fn = self.module.fns.get(name.path[0]) if len(name.path) == 1 else None
+        return fn if fn is not None and fn.pipelined else None
+
+    def check_stages(self, block: ast.SqlBlock) -> None:
+        """Each `|>` stage: a @pipelined fn of this module, given the rows and its other
+        arguments, reading the rows the stage before it pipes."""
+        rows: t.Type | None = None  # the previous stage's rows; the query's are not typed
+        for stage in block.stages:
+            name = stage.callee
+            fn = self.stage_fn(stage)
+            if fn is None:
+                self.error(
+                    "type-mismatch",
+                    f"`|>` pipes rows into a @pipelined fn of this module; `{name.text}` is "
+                    "not one",
+                    name.span,
+                )
+                return
+            if len(stage.args) + 1 != len(fn.params):
+                wanted = len(fn.params) - 1
+                self.error(
+                    "arity",
+                    f"`{name.text}` takes the rows and {wanted} more argument"
+                    f"{'s' * (wanted != 1)}; this stage gives it {len(stage.args)}",
+                    stage.span,
+                )
+                return
+            reads = fn.params[0].type
+            if rows is not None and isinstance(reads, t.CursorType) and reads.element != rows:
+                self.error(
+                    "type-mismatch",
+                    f"`{name.text}` reads rows of `{reads.element}`, but the stage before it "
+                    f"pipes rows of `{rows}`",
+                    name.span,
+                )
+            rows = fn.returns.element if isinstance(fn.returns, t.ListType) else None
 
     def infer_row(
         self, shape: sqltext.SqlShape | None, terminator: ast.MethodCall, sql: str
@@ -508,7 +560,17 @@ class SqlChecker(BodyScopes):
             )
             return
         star = any(block.text[start:end].strip().endswith("*") for start, end in shape.select_items)
-        if star:
+        piped = self.piped_row(block)
+        if piped is not None:
+            # `select *` of a `|>` pipeline: the columns are the last fn's row, in its order
+            if not isinstance(piped, t.UnknownType) and piped != row:
+                last = block.stages[-1].callee
+                self.error(
+                    "type-mismatch",
+                    f"`{last.text}` pipes rows of `{piped}`, but rows of `{row}` are expected here",
+                    last.span,
+                )
+        elif star:
             self.error(
                 "sql-column-count",
                 f"`select *` cannot be matched to the target: {what}; list the columns",

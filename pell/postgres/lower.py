@@ -521,6 +521,10 @@ class PgFnLowerer:
             # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
             # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
             raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
+        if block.stages:
+            # TABLE(f(CURSOR(q))) is Oracle's; a PostgreSQL set-returning fn reads a refcursor
+            # its caller opened, which one query cannot do
+            raise self.unsupported("a `|>` pipeline", block.span)
         targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
         return spliced_sql(block, self.analysis.binds[id(block)], targets, suffix)
 
