@@ -83,6 +83,14 @@ class UnitLit(Node):
 
 
 @record
+class RegexLit(Node):
+    """`/pattern/`: the pattern as written between the slashes (`\\/` still escaped), which
+    only a `re::` fn takes (pell.checker.regex)."""
+
+    source: str
+
+
+@record
 class Name(Node):
     """A name, possibly qualified: `x`, `dbms_output::put_line`."""
 
@@ -187,6 +195,7 @@ Expr = (
     | BoolLit
     | NoneLit
     | UnitLit
+    | RegexLit
     | Name
     | FieldAccess
     | Call

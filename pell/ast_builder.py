@@ -415,9 +415,8 @@ class AstBuilder:
         )
         return ast.UnitLit(span=span)
 
-    def regex(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
-        self.unsupported("regex literals (`/pattern/`) are not supported yet", span)
-        return ast.UnitLit(span=span)
+    def regex(self, span: ast.Span, children: list[Token]) -> ast.RegexLit:
+        return ast.RegexLit(str(children[0])[1:-1], span=span)
 
     def seq_decl(self, span: ast.Span, children: list[Any]) -> ast.Sequence:
         if len(children) > 1:  # public Pell's `seq schema::name;`

@@ -25,6 +25,9 @@ FETCH_BATCH_SIZE = 100
 FIRST_CURSOR = "c_pell_first"  # `.first()` under SKIP LOCKED: its block's explicit cursor
 FINALLY_PROCEDURE = "pell_finally"  # a fn's `finally` block, as a local procedure
 SPLIT_FUNCTION = "pell_split"  # `text.split(d)`: a private function of the package
+# `re::find_all` and `re::split` (pell.checker.regex): private functions of the package
+REGEXP_ALL_FUNCTION = "pell_regexp_all"
+REGEXP_SPLIT_FUNCTION = "pell_regexp_split"
 # A number and an interval as text (pell.codegen.text_forms): private functions of the package
 NUMBER_TEXT_FUNCTION = "pell_number_text"
 INTERVAL_TEXT_FUNCTION = "pell_interval_text"

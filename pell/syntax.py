@@ -465,6 +465,14 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         if qualified is not None and qualified.group(1) in ("json", "re", "pivot"):
             start = qualified.start(1)
             library = qualified.group(1)
+            if library == "re":  # pellc has `re::`'s fns on text (pell.checker.regex), no generics
+                written = re.sub(r"\s+", "", before[start:])
+                return Diagnostic.of(
+                    "unsupported",
+                    f"`{written}::<T>` (matches into a record) is not supported yet",
+                    ast.Span(start, len(before)),
+                    hints=("`re::` has matches, find, find_all, replace_all and split",),
+                )
             return Diagnostic.of(
                 "unsupported",
                 f"`{library}::` (a module of the public Pell library) is not supported yet",
@@ -496,9 +504,10 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         and str(error.token.value).startswith("/")
         and set(error.expected) >= _EXPRESSION_STARTS
     ):
+        # the REGEX terminal (grammar/pell.lark) did not match: no pattern, or no closing `/`
         return Diagnostic.of(
-            "unsupported",
-            "regex literals (`/pattern/`) are not supported yet",
+            "syntax",
+            "a regex literal (`/pattern/`) needs a pattern and its closing `/` on the same line",
             ast.Span(position, position + 1),
         )
     return None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins
+from pell.checker import builtins, regex
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.methods import DATETIME_FIELDS, LIST_METHODS, TEXT_METHODS, spoken_list
@@ -99,6 +99,17 @@ class ExpressionChecker(SqlChecker):
 
     def expr_unitlit(self, expr: ast.UnitLit, expected: t.Type | None) -> t.Type:
         return t.UNIT
+
+    def expr_regexlit(self, expr: ast.RegexLit, expected: t.Type | None) -> t.Type:
+        # regex.check_call takes the literal where it is the pattern, without coming here
+        self.error(
+            "type-mismatch",
+            "a regex literal (`/pattern/`) is no value of its own: it stands only as the "
+            "pattern of a `re::` fn",
+            expr.span,
+            "`re::matches(s, /[0-9]+/)`",
+        )
+        return t.UNKNOWN
 
     def expr_name(self, expr: ast.Name, expected: t.Type | None) -> t.Type:
         if len(expr.path) == 2 and expr.path[0] in self.module.enums:
@@ -268,6 +279,8 @@ class ExpressionChecker(SqlChecker):
         path = expr.callee.path
         as_statement = self.as_statement
         alias, name = path[0], "::".join(path[1:])
+        if alias == "re" and alias not in self.module.imports:  # public Pell's own `re::`
+            return regex.check_call(self, expr, expected)
         foreign = self.module.imports.find(alias) if len(path) == 2 else None
         if foreign is None:
             for arg in call_values(expr):
@@ -992,6 +1005,7 @@ EXPRESSION_CHECKS: dict[
     ast.BoolLit: ExpressionChecker.expr_boollit,
     ast.NoneLit: ExpressionChecker.expr_nonelit,
     ast.UnitLit: ExpressionChecker.expr_unitlit,
+    ast.RegexLit: ExpressionChecker.expr_regexlit,
     ast.Name: ExpressionChecker.expr_name,
     ast.FieldAccess: ExpressionChecker.expr_fieldaccess,
     ast.Call: ExpressionChecker.expr_call,

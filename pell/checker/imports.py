@@ -184,6 +184,8 @@ def resolve_imports(
             continue
         if found is not None:
             imports.foreign[alias] = Foreign(alias, found, index, own, imports)  # type: ignore[arg-type]
+        elif imported.path == ("re",):
+            continue  # public Pell's `re`: pellc's own `re::` fns (pell.checker.regex)
         elif len(imported.path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
             problems.append(
                 (

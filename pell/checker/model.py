@@ -76,6 +76,7 @@ class FnAnalysis:
     falls_through: bool = True  # the body can reach its end without returning
     callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
     builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
+    regex_calls: dict[int, str] = field(default_factory=dict)  # Call -> its `re::` fn's name
     keyword_names: dict[int, str] = field(default_factory=dict)  # KeywordArg -> `p_limit`
     sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
 

@@ -36,6 +36,9 @@ class LoweredModule:
     # `text.split(d)`'s function and the list type it returns; empty: no text is split
     split_function: str = ""
     text_list_type: str = ""
+    # `re::find_all`'s and `re::split`'s functions (pell.checker.regex); empty: not called
+    regexp_all_function: str = ""
+    regexp_split_function: str = ""
     # a number's and an interval's text (pell.codegen.text_forms); empty: none is converted
     number_text_function: str = ""
     interval_text_function: str = ""
@@ -203,6 +206,8 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     subprograms = tuple(lowerer.lower_fn() for lowerer in lowerers)
     helpers = {helper for lowerer in lowerers for helper in lowerer.helpers}
     splits = naming.SPLIT_FUNCTION in helpers
+    regexp_all = _used(naming.REGEXP_ALL_FUNCTION, helpers)
+    regexp_split = _used(naming.REGEXP_SPLIT_FUNCTION, helpers)
     return LoweredModule(
         schema_types=tuple(schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
@@ -224,7 +229,11 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         panic_codes=_panic_codes() if any(fn.retry and not fn.retry.on for fn in fns) else (),
         subprograms=subprograms,
         split_function=naming.SPLIT_FUNCTION if splits else "",
-        text_list_type=plsql_type(t.ListType(t.TEXT), "local") if splits else "",
+        text_list_type=(
+            plsql_type(t.ListType(t.TEXT), "local") if splits or regexp_all or regexp_split else ""
+        ),
+        regexp_all_function=regexp_all,
+        regexp_split_function=regexp_split,
         number_text_function=_used(naming.NUMBER_TEXT_FUNCTION, helpers),
         interval_text_function=_used(naming.INTERVAL_TEXT_FUNCTION, helpers),
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins
+from pell.checker import builtins, regex
 from pell.checker import types as t
 from pell.checker.methods import LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
@@ -158,6 +158,9 @@ class ExpressionLowerer:
     def unitlit_sql(self, expr: ast.UnitLit) -> Lowered:
         return "NULL", ATOM  # `()` only stands where nothing is returned; the checker sees to it
 
+    def regexlit_sql(self, expr: ast.RegexLit) -> Lowered:
+        return quote_text(regex.pattern_text(expr)), ATOM  # only as a `re::` fn's pattern
+
     # -- names
 
     def name_sql(self, expr: ast.Name) -> Lowered:
@@ -183,6 +186,9 @@ class ExpressionLowerer:
         builtin = self.analysis.builtins.get(id(expr))
         if builtin is not None:  # Oracle's own function: no call of Pell code to record
             return builtins.lower(builtin, self.builtin_args(builtin, expr.args))
+        regex_fn = self.analysis.regex_calls.get(id(expr))
+        if regex_fn is not None:
+            return self.regex_call_sql(regex_fn, expr.args)
         path = expr.callee.path
         self.calls.append(path)
         callee = self.analysis.callees.get(id(expr)) or (
@@ -193,6 +199,27 @@ class ExpressionLowerer:
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
         ]
         return (f"{callee}({', '.join(lowered)})" if lowered else callee), ATOM
+
+    def regex_call_sql(self, name: str, args: Sequence[ast.Expr]) -> Lowered:
+        """`re::name(args)`: Oracle's REGEXP_* functions (pell.checker.regex)."""
+        lowered = [
+            self.literal_replacement(arg)
+            if name == "replace_all" and index == 2
+            else self.lower(arg)
+            for index, arg in enumerate(args)
+        ]
+        result, helper = regex.lower(name, lowered)
+        if helper is not None:
+            self.helpers.add(helper)
+        return result
+
+    def literal_replacement(self, arg: ast.Expr) -> str:
+        """`re::replace_all`'s replacement, taken as it is: REGEXP_REPLACE reads `\\n` in it as a
+        backreference and `\\\\` as one backslash (SQL Language Reference, REGEXP_REPLACE:
+        replace_string), so every backslash is doubled; in the literal when it is one."""
+        if isinstance(arg, ast.StringLit) and all(isinstance(p, str) for p in arg.parts):
+            return quote_text("".join(str(p) for p in arg.parts).replace("\\", "\\\\"))
+        return f"REPLACE({self.lower(arg)}, '\\', '\\\\')"
 
     def builtin_args(self, plsql: str, args: Sequence[ast.Expr]) -> list[Lowered]:
         """A builtin's arguments; a number where it takes text is text as interpolation writes
@@ -307,6 +334,7 @@ EXPRESSION_SQL: dict[type[ast.Node], Callable[[ExpressionLowerer, Any], Lowered]
     ast.BoolLit: ExpressionLowerer.boollit_sql,
     ast.NoneLit: ExpressionLowerer.nonelit_sql,
     ast.UnitLit: ExpressionLowerer.unitlit_sql,
+    ast.RegexLit: ExpressionLowerer.regexlit_sql,
     ast.Name: ExpressionLowerer.name_sql,
     ast.FieldAccess: ExpressionLowerer.fieldaccess_sql,
     ast.Call: ExpressionLowerer.call_sql,

@@ -580,6 +580,9 @@ class PgFnLowerer:
     def unitlit(self, expr: ast.UnitLit) -> Lowered:
         return "NULL", ATOM
 
+    def regexlit(self, expr: ast.RegexLit) -> Lowered:
+        raise self.unsupported("a regex literal", expr.span)  # `call` stops at its `re::` first
+
     def name(self, expr: ast.Name) -> Lowered:
         builtin = self.analysis.builtins.get(id(expr))
         if builtin is not None:
@@ -612,6 +615,11 @@ class PgFnLowerer:
         if builtin is not None:
             args, types = self.builtin_args(builtin, expr.args)
             return builtins.lower(self, builtin, args, types, expr.span)
+        if id(expr) in self.analysis.regex_calls:
+            # PostgreSQL's regular expressions are another flavour (Advanced Regular
+            # Expressions: `\b` is a backspace there, and its match rules differ); the same
+            # pattern is not known to match the same text, so no lowering here.
+            raise self.unsupported(f"`{expr.callee.text}` (Oracle's REGEXP_*)", expr.callee.span)
         args = [self.lower_with_precedence(arg) for arg in expr.args]
         path = expr.callee.path
         target = self.callee(expr)
@@ -833,6 +841,7 @@ EXPRESSIONS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], Lowered]] = {
     ast.BoolLit: PgFnLowerer.boollit,
     ast.NoneLit: PgFnLowerer.nonelit,
     ast.UnitLit: PgFnLowerer.unitlit,
+    ast.RegexLit: PgFnLowerer.regexlit,
     ast.Name: PgFnLowerer.name,
     ast.FieldAccess: PgFnLowerer.fieldaccess,
     ast.Call: PgFnLowerer.call,
