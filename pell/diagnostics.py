@@ -72,6 +72,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         "@deterministic on a fn whose SQL reads or changes tables",
     ),
     "result-cache-writes": (Severity.WARNING, "@result_cache on a fn whose SQL changes tables"),
+    "volatile-cached-fn": (
+        Severity.WARNING,
+        "@deterministic or @result_cache on a fn that reads a sequence, the clock or a random value",
+    ),
     "retry-callable-from-sql": (
         Severity.ERROR,
         "@retry on a fn SQL calls (@udf, @deterministic, @result_cache)",

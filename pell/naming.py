@@ -31,6 +31,7 @@ REGEXP_SPLIT_FUNCTION = "pell_regexp_split"
 # A number and an interval as text (pell.codegen.text_forms): private functions of the package
 NUMBER_TEXT_FUNCTION = "pell_number_text"
 INTERVAL_TEXT_FUNCTION = "pell_interval_text"
+TEXT_NUMBER_FUNCTION = "pell_text_number"  # and back: text as a number
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
 
 # Locals the lowering itself declares; a Pell local that would collide gets a suffix.

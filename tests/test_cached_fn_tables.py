@@ -53,3 +53,34 @@ def test_a_result_cached_fn_may_read_tables() -> None:
         "    return r;\n}\n"
     )
     assert _warnings(source) == []
+
+
+def test_a_cached_fn_reading_a_sequence_the_clock_or_a_random_value_is_warned() -> None:
+    """Review 4, D10: a value that changes from call to call with the same arguments, in Pell
+    or in the fn's SQL (pell/checker/annotations.py, check_cached_fn_values)."""
+    sequence = "module m;\npub seq ids;\n@result_cache\npub fn next_id() -> number {\n    return ids.nextval;\n}\n"
+    result = compile_source(sequence, "m.pell")
+    rendered = render_all(result.diagnostics, result.source)
+    assert (
+        "m.pell:5:12: warning: @result_cache on fn `next_id`, which reads a sequence's next "
+        "number (`ids.nextval`): a call answered from the cache gets an earlier call's value"
+    ) in rendered
+    assert _warnings(sequence.replace("@result_cache", "@deterministic")) == ["volatile-cached-fn"]
+    in_sql = (
+        "module m;\n@deterministic\npub fn stamp(n: number) -> number {\n"
+        "    let t: number = sql! { select :n + (sysdate - date '2000-01-01') from dual }.one();\n"
+        "    return t;\n}\n"
+    )
+    assert _warnings(in_sql) == ["volatile-cached-fn"]
+    assert _warnings(in_sql, "postgres") == ["volatile-cached-fn"]  # IMMUTABLE there
+    guid = "module m;\n@deterministic\npub fn g() -> text {\n    return sys_guid();\n}\n"
+    assert _warnings(guid) == ["volatile-cached-fn"]
+
+
+def test_a_field_named_like_a_sequence_column_and_a_string_are_not_a_sequence() -> None:
+    source = (
+        "module m;\nrecord R { nextval: number }\n@deterministic\npub fn f(r: R) -> number {\n"
+        "    let s: text = sql! { select 'sysdate' from dual }.one();\n"
+        "    return r.nextval;\n}\n"
+    )
+    assert _warnings(source) == []

@@ -256,6 +256,88 @@ def test_each_loop_over_a_value_reads_a_list_of_its_own() -> None:
     assert "        l_w := l_pell_int_list_2(l_pell_i_2);\n" in body
 
 
+REASSIGNED = """module shop.redo;
+
+fn refill(out ys: list<int>) {
+    ys = [7];
+}
+
+pub fn reassign(xs: list<int>) -> int {
+    var ys = xs;
+    var s: int = 0;
+    for y in ys {
+        s = s + y;
+        ys = [1000, 2000, 3000, 4000];
+    }
+    return s;
+}
+
+pub fn refilled() -> int {
+    var ys = [1, 2, 3];
+    var s: int = 0;
+    for y in ys {
+        s = s + y;
+        refill(ys);
+    }
+    for i in ys.indices() {
+        s = s + i;
+    }
+    return s;
+}
+
+pub fn dense() -> int {
+    var ys = [1, 2, 3];
+    var s: int = 0;
+    for y in ys {
+        s = s + y;
+        ys = [1000, 2000];
+    }
+    return s;
+}
+
+pub fn appended(xs: list<int>) -> int {
+    var ys = xs;
+    var s: int = 0;
+    for y in ys {
+        s = s + y;
+        ys.append(y);
+    }
+    return s;
+}
+"""
+
+
+def test_a_loop_whose_body_gives_its_list_a_new_value_walks_the_list_it_began_with() -> None:
+    """Each pass reads its element from the loop's list: a body that assigns the list (or
+    passes it as `out`) would have the loop read the new list's elements (1 + 2000 + 3000
+    for `reassign([1, 2, 3])`), where PostgreSQL's FOREACH walks the array it began with (6).
+    The loop walks a copy made before it; a body that only appends needs none."""
+    sql = compiled_sql(REASSIGNED)
+    reassign = body_of(sql, "reassign")
+    assert (
+        "    l_pell_int_list := l_ys;\n"
+        "    l_pell_i := l_pell_int_list.FIRST;\n"
+        "    l_pell_last := l_pell_int_list.LAST;\n"
+        "    WHILE l_pell_i <= l_pell_last LOOP\n"
+        "      l_y := l_pell_int_list(l_pell_i);\n"
+    ) in reassign
+    refilled = body_of(sql, "refilled")
+    assert (
+        "    l_pell_int_list := l_ys;\n"
+        "    l_pell_i := l_pell_int_list.FIRST;\n"
+    ) in refilled
+    assert "      refill(l_ys);\n      l_pell_i := l_pell_int_list.NEXT(l_pell_i);\n" in refilled
+    assert (
+        "    l_pell_int_list := l_ys;\n"
+        "    FOR l_pell_i IN 1 .. l_pell_int_list.COUNT LOOP\n"
+        "      l_y := l_pell_int_list(l_pell_i);\n"
+    ) in body_of(sql, "dense")
+    assert "    l_i := l_ys.FIRST;\n" in refilled  # nothing in that loop writes it
+    appended = body_of(sql, "appended")
+    assert "l_pell_int_list" not in appended
+    assert "      l_y := l_ys(l_pell_i);\n" in appended
+
+
 PIPELINED = """module market.feeds;
 
 pub record Stock { sym: text, price: number }
@@ -279,7 +361,10 @@ def test_a_cursor_is_fetched_in_batches_until_a_fetch_brings_none() -> None:
     """FETCH ... BULK COLLECT ... LIMIT 100, each row of the batch piped; the loop ends on an
     empty batch (EXIT WHEN %NOTFOUND right after the FETCH would drop the last, partial one);
     `break` leaves both loops by the FETCH loop's label, `continue` goes to the next row, and
-    the cursor is closed after."""
+    the cursor is closed after; on an exception too: NO_DATA_NEEDED, which PIPE ROW raises
+    when the query reading the fn wants no more rows, ends the fn before that CLOSE (PL/SQL
+    Language Reference, Example 12-35, "Pipelined Table Function Handles NO_DATA_NEEDED",
+    cleans up and re-raises it, "equivalent to RETURN")."""
     assert body_of(compiled_sql(PIPELINED), "priced") == (
         "  FUNCTION priced(p_rows IN SYS_REFCURSOR) RETURN market.feeds_stock_rows PIPELINED IS\n"
         "    l_s t_stock;\n"
@@ -302,12 +387,31 @@ def test_a_cursor_is_fetched_in_batches_until_a_fetch_brings_none() -> None:
         "    END LOOP;\n"
         "    CLOSE p_rows;\n"
         "    RETURN;\n"
+        "  EXCEPTION\n"
+        "    WHEN OTHERS THEN\n"
+        "      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;\n"
+        "      RAISE;\n"
         "  END priced;\n"
     )
     # the batch is a list of the cursor's row type, declared in the package body
     assert "  TYPE t_stock_list IS TABLE OF t_stock INDEX BY PLS_INTEGER;\n" in compiled_sql(
         PIPELINED
     )
+
+
+def test_a_pipelined_fn_with_finally_closes_its_cursor_then_cleans_up_on_an_exception() -> None:
+    sql = compiled_sql(
+        PIPELINED.replace("        yield s;\n    }\n}\n", "        yield s;\n    }\n} finally {\n"
+                          "    sql! { update feeds set done = 1 };\n}\n")
+    )  # fmt: skip
+    assert (
+        "  EXCEPTION\n"
+        "    WHEN OTHERS THEN\n"
+        "      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;\n"
+        "      pell_finally;\n"
+        "      RAISE;\n"
+        "  END priced;\n"
+    ) in body_of(sql, "priced")
 
 
 def test_the_verifier_leaves_a_labelled_loop_at_its_label() -> None:

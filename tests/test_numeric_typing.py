@@ -60,6 +60,14 @@ pub fn halves(n: number) -> number {
 pub fn rounded(a: number) -> int {
     return a.into::<int>();
 }
+
+pub fn ratio(a: int, b: int) -> number {
+    return a / b;
+}
+
+pub fn ratio_text(a: int, b: int) -> text {
+    return "r={a / b} {7 / 2}";
+}
 """
 
 
@@ -318,6 +326,13 @@ def test_a_number_written_back_keeps_its_fraction_on_the_server(connection: Any)
 def test_into_int_rounds_half_away_from_zero_on_the_server(connection: Any) -> None:
     assert _value(connection, "select numbers.rounded(2.5)") == 3
     assert _value(connection, "select numbers.rounded(-2.5)") == -3
+
+
+def test_an_int_divided_by_an_int_keeps_its_fraction_on_the_server(connection: Any) -> None:
+    # `/` is a `number` (README, "Numbers"); PostgreSQL's integer / integer truncates
+    assert _value(connection, "select numbers.ratio(7, 2)") == Decimal("3.5")  # not 3
+    assert _value(connection, "select numbers.ratio(-7, 2)") == Decimal("-3.5")  # not -3
+    assert _value(connection, "select numbers.ratio_text(7, 2)") == "r=3.5 3.5"
 
 
 def test_an_int_counter_still_counts_on_the_server(connection: Any) -> None:

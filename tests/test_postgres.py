@@ -628,7 +628,10 @@ def test_a_pipelined_fn_reads_a_cursor_and_returns_its_rows(dsn: str) -> None:
             "select * from (values ('a', 1), ('b', 2.5), ('c', 4)) v(sym, amount) order by sym"
         )
         rows = connection.execute("select * from feeds.doubled('prices', 2)").fetchall()
+        # the `return` inside the loop closed the cursor, as the end of the loop does
+        open_cursors = connection.execute("select name from pg_cursors").fetchall()
     assert rows == [("a", 2), ("b", 5)]
+    assert open_cursors == []
 
 
 FINALLY = """
@@ -1002,7 +1005,7 @@ def test_lists_from_a_caller_may_start_at_any_subscript(dsn: str) -> None:
     """A caller's array may start at any subscript (`'[0:2]={...}'`, PostgreSQL 15 docs, 8.15.4
     Modifying Arrays); it cannot be sparse: the positions between are "filled with nulls"
     (ibid.). `for x in xs`, `indices()` with `at(i)` and `forall` read every element where the
-    caller put it, and an empty array runs no pass."""
+    caller put it, and an empty array, or none (NULL), runs no pass."""
     load(dsn, CALLER_LISTS, "create table items (id numeric, qty numeric);")
     with psycopg.connect(dsn, autocommit=True) as connection:
 
@@ -1017,6 +1020,9 @@ def test_lists_from_a_caller_may_start_at_any_subscript(dsn: str) -> None:
         assert value("select baskets.weighted('[-1:0]={5,7}')") == -5
         assert value("select baskets.weighted('{4,5}')") == 14
         assert value("select baskets.weighted('{}')") == 0
+        # a SQL caller may pass NULL: no element, as `.len()` says, never an error
+        assert value("select baskets.total(null)") == 0
+        assert value("select baskets.weighted(null)") == 0
         assert value("select baskets.ends('[0:2]={1,2,3}')") == "0..2"
         connection.execute(
             """select baskets.save('[0:2]={"(1,10)","(2,20)","(3,30)"}'::baskets.t_item[])"""
@@ -1105,4 +1111,42 @@ def test_dates_numbers_and_intervals_are_the_same_text_in_every_session(dsn: str
     assert texts == {
         "-0.5|42|2024-05-01 13:45:06|2024-05-01 13:45:06.250000|-1 02:03:04.500000|true"
         "|2024-05-01 13:45:06|-1 02:03:04.500000|00042|1 06:00:00.000000"
+    }
+
+
+PAYLOADS = """
+module late;
+
+pub error Late { by: interval, at: timestamp, n: number, k: int }
+
+pub fn late_by(a: timestamp, b: timestamp, n: number, k: int) -> Result<number, Late> {
+    if b > a {
+        return Err(Late { by: b - a, at: b, n: n / 4, k: k });
+    }
+    return Ok(n);
+}
+"""
+
+
+def test_error_payloads_write_the_same_json_in_every_session(dsn: str) -> None:
+    """An error's JSON takes each value in the form Oracle's does (pell/codegen/text_forms.py,
+    JSON_FORMS): an interval as its text, not as IntervalStyle says (`P1DT2H0.5S` under
+    iso_8601); a timestamp with six decimals; a number without the 16 decimals numeric
+    division keeps (10 / 4 is 2.5000000000000000)."""
+    load(dsn, PAYLOADS)
+    call = (
+        "select late.late_by(timestamp '2024-04-30 11:45:00', "
+        "timestamp '2024-05-01 13:45:00.5', 10, 3)"
+    )
+    messages = set()
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for datestyle, intervalstyle in SESSIONS:
+            connection.execute(f"SET DateStyle = '{datestyle}'")
+            connection.execute(f"SET IntervalStyle = '{intervalstyle}'")
+            with pytest.raises(psycopg.Error) as raised:
+                connection.execute(call)
+            messages.add(raised.value.diag.message_primary)
+    assert messages == {
+        'late.Late: {"by" : "1 02:00:00.500000", "at" : "2024-05-01T13:45:00.500000", '
+        '"n" : 2.5, "k" : 3}'
     }

@@ -175,8 +175,47 @@ def test_json_payloads_write_the_fields_interpolation_writes() -> None:
     from pell.codegen.subprograms import json_value
     from pell.codegen.text_forms import TEXT_FORMS
 
+    helpers: set[str] = set()
     for family in ("date", "timestamp"):
         text_mask = re.search(r"'([^']*)'\)$", TEXT_FORMS[family].oracle)
-        json_mask = re.search(r"'([^']*)'\)\)$", json_value("p_x", t.Scalar(family)))
+        json_mask = re.search(r"'([^']*)'\)\)$", json_value("p_x", t.Scalar(family), helpers))
         assert text_mask is not None and json_mask is not None
         assert json_mask.group(1) == text_mask.group(1).replace(" ", '"T"')
+    assert helpers == set()
+    # an interval is a string of its text, not TO_CHAR's `+000000001 02:00:00.500000000`
+    interval = json_value("p_b - p_a", t.Scalar("interval"), helpers)
+    assert interval == "pell_runtime.json_text(pell_interval_text(p_b - p_a))"
+    assert helpers == {"pell_interval_text"}
+    sql = _oracle(
+        "module demo.late;\n\npub error Late { by: interval }\n\n"
+        "pub fn f(a: timestamp, b: timestamp) -> Result<(), Late> {\n"
+        "    return Err(Late { by: b - a });\n}\n"
+    )
+    assert "pell_runtime.json_text(pell_interval_text(p_b - p_a))" in sql
+    assert "FUNCTION pell_interval_text(" in sql  # declared: the payload calls it
+
+
+def test_text_becomes_a_number_the_same_in_every_session() -> None:
+    """`s.into::<number>()` reads a period as the decimal mark in every session: TO_NUMBER(s)
+    reads the session's NLS_NUMERIC_CHARACTERS, and "0.5" is ORA-01722 in a German one (review
+    4, D4). The package's pell_text_number takes a number literal (SQL Language Reference,
+    Numeric Literals) and gives TO_NUMBER the session's own decimal character in its place."""
+    sql = _oracle(
+        "module demo.read;\n\npub fn n(s: text) -> number {\n    return s.into::<number>();\n}\n"
+        "pub fn i(s: text) -> int {\n    return s.into::<int>();\n}\n"
+    )
+    assert "RETURN pell_text_number(p_s);" in sql
+    assert "RETURN ROUND(pell_text_number(p_s));" in sql
+    assert "TO_NUMBER(p_s)" not in sql
+    assert sql.count("FUNCTION pell_text_number(p_text IN VARCHAR2) RETURN NUMBER IS") == 1
+    assert "RETURN TO_NUMBER(REPLACE(l_text, '.', SUBSTR(TO_CHAR(0.5, 'FM0D0'), 2, 1)));" in sql
+    # the text it takes, in every session: what the regular expression matches (a POSIX
+    # extended one, read the same by Python here)
+    found = re.search(r"REGEXP_LIKE\(l_text, '([^']*)'\)", sql)
+    assert found is not None
+    literal = re.compile(found.group(1))
+    for text in ("0.5", "-0.5", "+3", "5.", ".5", "1e-20", "-1.5E+3", "12345678901234567890"):
+        assert literal.match(text), text
+    for text in ("1,5", "1.000,5", "1 000", ".", "e5", "1e", "1.5.1", "0x1F", "1f", "--1", "abc"):
+        assert not literal.match(text), text
+    assert "pell_text_number" not in _oracle(SHOW)

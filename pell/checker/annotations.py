@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pell import ast
@@ -10,6 +11,7 @@ from pell.diagnostics import Diagnostic, Note, did_you_mean
 from pell.oracle_errors import ERROR_CLASSES
 from pell.retry import RetryPolicy, policy_from_annotation
 from pell.sqltext import tables_named
+from pell.sqltokens import TokenType
 
 if TYPE_CHECKING:
     from pell.checker.imports import Imports
@@ -57,9 +59,10 @@ def _unknown(annotation: ast.Annotation, known: tuple[str, ...], what: str) -> D
 
 
 def check_fn_annotations(
-    fn: ast.Fn, diagnostics: list[Diagnostic]
+    fn: ast.Fn, sequences: frozenset[str], diagnostics: list[Diagnostic]
 ) -> tuple[RetryPolicy | None, ast.Annotation | None]:
-    """Check a fn's annotations; return its retry policy and the @retry it came from."""
+    """Check a fn's annotations (`sequences`: the module's own); return its retry policy and
+    the @retry it came from."""
     retries = [a for a in fn.annotations if a.name == "retry"]
     by_name = {a.name: a for a in fn.annotations}
     for annotation in fn.annotations:
@@ -83,6 +86,7 @@ def check_fn_annotations(
                     )
                 )
     check_cached_fn_tables(fn, by_name, diagnostics)
+    check_cached_fn_values(fn, by_name, sequences, diagnostics)
     if not retries:
         return None, None
 
@@ -213,6 +217,96 @@ def check_cached_fn_tables(
                     hints=("drop @result_cache, or make the change in a fn that is not cached",),
                 )
             )
+
+
+# Values that change from call to call with the same arguments, read in Pell or in the fn's
+# SQL: a sequence's next (or the session's current) number, the clock, a random value, a new
+# GUID. By kind, what the value is.
+_VOLATILE_SQL = {
+    "nextval": "a sequence's next number",
+    "currval": "the session's last number of a sequence",
+    "sysdate": "the clock",
+    "systimestamp": "the clock",
+    "current_date": "the clock",
+    "current_timestamp": "the clock",
+    "localtimestamp": "the clock",
+    "sys_guid": "a new GUID on every call",
+    "dbms_random": "a random value",
+}
+
+
+def _volatile_reads(
+    bodies: tuple[ast.Block, ...], sequences: frozenset[str]
+) -> Iterator[tuple[str, str, ast.Span]]:
+    """Each value the bodies read that changes from call to call: (as written, what it is,
+    where)."""
+    for node in (node for body in bodies for node in ast.walk(body)):
+        if (
+            isinstance(node, ast.FieldAccess)
+            and node.name.lower() in ("nextval", "currval")
+            and isinstance(node.target, ast.Name)
+            and (len(node.target.path) == 2 or node.target.path[0] in sequences)
+        ):
+            written = f"{node.target.text}.{node.name}"
+            yield written, _VOLATILE_SQL[node.name.lower()], node.span
+        elif isinstance(node, ast.Name) and node.path in (("sysdate",), ("systimestamp",)):
+            yield node.path[0], _VOLATILE_SQL[node.path[0]], node.span
+        elif isinstance(node, ast.Call) and node.callee.path[0] in ("sys_guid", "dbms_random"):
+            yield node.callee.text, _VOLATILE_SQL[node.callee.path[0]], node.callee.span
+        elif type(node) is ast.SqlBlock:
+            for token in tokens_of(node):
+                word = token.text.lower()
+                if token.token_type is TokenType.VAR and word in _VOLATILE_SQL:
+                    start = node.text_start + token.start
+                    yield token.text, _VOLATILE_SQL[word], ast.Span(start, start + len(token.text))
+
+
+def check_cached_fn_values(
+    fn: ast.Fn,
+    by_name: dict[str, ast.Annotation],
+    sequences: frozenset[str],
+    diagnostics: list[Diagnostic],
+) -> None:
+    """A warning, under @deterministic or @result_cache, at the first value the fn's body (or
+    its `finally`, or its SQL) reads that changes from call to call with the same arguments:
+    a sequence's NEXTVAL or CURRVAL, SYSDATE and the other clock functions, DBMS_RANDOM,
+    SYS_GUID. A cached answer does not run the body, so it is an earlier call's value (and
+    NEXTVAL does not move the sequence). DETERMINISTIC: "A deterministic function must return
+    the same value on two distinct invocations if the arguments provided to the two
+    invocations are the same", and "Do not specify DETERMINISTIC for a function whose result
+    depends on the state of session variables or schema objects" (PL/SQL Language
+    Reference, DETERMINISTIC Clause): a sequence is a schema object. RESULT_CACHE: the
+    sessions reuse a cached result (PL/SQL Language Reference, PL/SQL Function Result Cache),
+    and a reused one was computed by an earlier call (check_cached_fn_tables). The same rule
+    holds for PostgreSQL's IMMUTABLE, which @deterministic lowers to."""
+    if fn.return_type is None:
+        return  # no fn to cache: `annotation-misuse` says so
+    cached = [by_name[name] for name in ("deterministic", "result_cache") if name in by_name]
+    if not cached:
+        return
+    bodies = (fn.body,) if fn.finally_body is None else (fn.body, fn.finally_body)
+    first = next(_volatile_reads(bodies, sequences), None)
+    if first is None:
+        return
+    written, what, span = first
+    for annotation in cached:
+        consequence = (
+            "Oracle may answer a call with a result it computed before"
+            if annotation.name == "deterministic"
+            else "a call answered from the cache gets an earlier call's value"
+        )
+        diagnostics.append(
+            Diagnostic.of(
+                "volatile-cached-fn",
+                f"@{annotation.name} on fn `{fn.name}`, which reads {what} (`{written}`): "
+                + consequence,
+                span,
+                notes=(Note(f"@{annotation.name} is here", annotation.span),),
+                hints=(
+                    f"drop @{annotation.name}, or pass the value in as an argument",
+                ),
+            )
+        )
 
 
 def check_retry_targets(

@@ -598,13 +598,14 @@ def _declare(
                     )
 
     fns: dict[str, FnInfo] = {}
+    sequences = frozenset(item.name for item in module.items if isinstance(item, ast.Sequence))
     for item in module.items:
         if not isinstance(item, ast.Fn) or item.name in fns:
             continue
         if module.is_stub:
             policy, retry_annotation = None, None  # its marks: check_stub_items
         else:
-            policy, retry_annotation = check_fn_annotations(item, diagnostics)
+            policy, retry_annotation = check_fn_annotations(item, sequences, diagnostics)
             for param in item.params:
                 if param.default is not None:
                     diagnostics.append(

@@ -39,9 +39,11 @@ class LoweredModule:
     # `re::find_all`'s and `re::split`'s functions (pell.checker.regex); empty: not called
     regexp_all_function: str = ""
     regexp_split_function: str = ""
-    # a number's and an interval's text (pell.codegen.text_forms); empty: none is converted
+    # a number's and an interval's text, and text's number (pell.codegen.text_forms); empty:
+    # none is converted
     number_text_function: str = ""
     interval_text_function: str = ""
+    text_number_function: str = ""
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -236,6 +238,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         regexp_split_function=regexp_split,
         number_text_function=_used(naming.NUMBER_TEXT_FUNCTION, helpers),
         interval_text_function=_used(naming.INTERVAL_TEXT_FUNCTION, helpers),
+        text_number_function=_used(naming.TEXT_NUMBER_FUNCTION, helpers),
     )
 
 

@@ -16,7 +16,7 @@ from pell.checker import types as t
 from pell.checker.methods import LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
 from pell.checker.sql_typing import sql_chain
-from pell.codegen.text_forms import oracle_text, text_form
+from pell.codegen.text_forms import NUMBER_FROM_TEXT, oracle_text, text_form
 from pell.precedence import (
     ADDITIVE,
     AND,
@@ -73,6 +73,13 @@ def int_product(expr: ast.Binary, type_of: Callable[[ast.Expr], t.Type]) -> bool
     although value is small enough": `1024 * 1024 * 1024 * 2` raises ORA-01426), so every
     product of two ints is cast."""
     return expr.op == "*" and type_of(expr.left) == t.INT and type_of(expr.right) == t.INT
+
+
+def int_quotient(expr: ast.Binary, type_of: Callable[[ast.Expr], t.Type]) -> bool:
+    """`a / b` of two ints: the checker types it `number` (README, "Numbers"), and the
+    PostgreSQL lowering casts an operand, as integer division there truncates
+    (pell.postgres.lower)."""
+    return expr.op == "/" and type_of(expr.left) == t.INT and type_of(expr.right) == t.INT
 
 
 class ExpressionLowerer:
@@ -241,7 +248,8 @@ class ExpressionLowerer:
             if t.is_text(wanted) and not t.is_text(source):
                 return self.as_text(expr.target)
             if t.is_numeric(wanted) and t.is_text(source):
-                number = f"TO_NUMBER({self.lower(expr.target)})"
+                self.helpers.add(NUMBER_FROM_TEXT.oracle_function)
+                number = oracle_text(NUMBER_FROM_TEXT, self.lower_with_precedence(expr.target))
                 return (f"ROUND({number})" if wanted == t.INT else number), ATOM
             if wanted == t.INT and source != t.INT:
                 # said, not left to the assignment: ROUND(n) rounds half away from zero

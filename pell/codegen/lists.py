@@ -87,6 +87,20 @@ def dense_locals(checked: CheckedModule, fn: FnInfo, analysis: FnAnalysis) -> se
     return lists
 
 
+def written_in(checked: CheckedModule, block: ast.Block, analysis: FnAnalysis) -> set[str]:
+    """The PL/SQL names of the variables `block` may give a new value: those it assigns, and
+    those a call in it gets as `out` or `inout` arguments."""
+    written: set[str] = set()
+    for node in ast.walk(block):
+        if isinstance(node, ast.Assign) and isinstance(node.target, ast.Name):
+            symbol = analysis.names.get(id(node.target))
+            if symbol is not None:
+                written.add(symbol.plsql)
+        elif isinstance(node, ast.Call) and id(node) not in analysis.builtins:
+            written |= _written_arguments(checked, node, analysis)
+    return written
+
+
 def _written_arguments(checked: CheckedModule, call: ast.Call, analysis: FnAnalysis) -> set[str]:
     """Locals a call may change: its `out` and `inout` arguments; every local passed, when the
     callee is not a fn pellc knows."""

@@ -13,9 +13,9 @@ from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.retry_facts import ends_transaction
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
-from pell.codegen.lists import dense_locals, dense_value, unwrap_value
+from pell.codegen.lists import dense_locals, dense_value, unwrap_value, written_in
 from pell.codegen.retry_loop import lower_retry_loop
-from pell.codegen.text_forms import JSON_SEPARATOR, datetime_mask
+from pell.codegen.text_forms import json_form, oracle_text
 from pell.codegen.types import plsql_type
 from pell.precedence import ADDITIVE, ATOM, wrap
 from pell.records import record, replace
@@ -99,6 +99,7 @@ class FnLowerer(ExpressionLowerer):
         self.break_labels: dict[int, str] = {}
         self.continue_advances: dict[int, plsql.Stmt] = {}
         self.dense = dense_locals(checked, fn, analysis)  # local lists pellc fills itself
+        self.fetched_cursors: list[str] = []  # the cursor parameters a loop FETCHes from
         self.needs_result = False
         self.savepoints = 0
         self.retry_declarations: list[str] = []
@@ -216,6 +217,7 @@ class FnLowerer(ExpressionLowerer):
                     self.emit(plsql.Return())
 
         statements = self.collect(body)
+        handler[:0] = [self.close_if_open(cursor) for cursor in self.fetched_cursors]
         handlers = []
         if handler:
             handlers.append(plsql.Handler([plsql.OTHERS], [*handler, self.at(plsql.Raise())]))
@@ -243,6 +245,17 @@ class FnLowerer(ExpressionLowerer):
             retry=self.fn.retry,
             origin=decl.name_span.start,
         )
+
+    def close_if_open(self, cursor: str) -> plsql.If:
+        """On the way out of a pipelined fn by an exception, its cursor is closed. That
+        includes NO_DATA_NEEDED, which PIPE ROW raises when the query reading the fn needs no
+        more rows (`where rownum <= 5`): the fn ends there, and its CLOSE after the loop does
+        not run. The handler re-raises it: "RAISE NO_DATA_NEEDED; -- Optional, equivalent to
+        RETURN" (PL/SQL Language Reference, PL/SQL Optimization and Tuning, Example 12-35,
+        "Pipelined Table Function Handles NO_DATA_NEEDED", which cleans up so)."""
+        close = self.at(plsql.Exec(f"CLOSE {cursor}"))
+        still_open = plsql.Branch(plsql.Opaque(f"{cursor}%ISOPEN"), [close])
+        return self.at(plsql.If([still_open], one_line=True))
 
     def finally_procedure(self, body: ast.Block) -> list[plsql.Declaration]:
         """The cleanup as a local procedure that runs once, however often it is called."""
@@ -484,7 +497,7 @@ class FnLowerer(ExpressionLowerer):
             if value is None:
                 literal += "null"
                 continue
-            pieces += [quote_text(literal), json_value(value, field_types[field])]
+            pieces += [quote_text(literal), json_value(value, field_types[field], self.helpers)]
             literal = ""
         pieces.append(quote_text(literal + "}"))
         message = " || ".join(pieces)
@@ -601,7 +614,7 @@ class FnLowerer(ExpressionLowerer):
                 # the checker keeps the variable's name for the fn: declared here, once
                 if f"{variable} PLS_INTEGER;" not in self.temp_declarations:
                     self.temp_declarations.append(f"{variable} PLS_INTEGER;")
-                items = self.loop_list(source.target)
+                items = self.loop_list(source.target, stmt.body)
                 self.walk_indexes(variable, items, [], stmt.body)
                 return
             items = wrap(self.lower_with_precedence(source.target), ATOM)
@@ -620,7 +633,7 @@ class FnLowerer(ExpressionLowerer):
     def list_loop(self, variable: str, source: ast.Expr, body: ast.Block) -> None:
         """`for x in xs`: `x` set from each index in turn. A list pellc filled itself is
         walked 1 .. COUNT; any other (`pell.codegen.lists`) by FIRST and NEXT."""
-        items = self.loop_list(source)
+        items = self.loop_list(source, body)
         if not self.is_dense(source):
             index = self.declared_index(naming.INDEX_VARIABLE)
             element = self.at(plsql.Assign(variable, f"{items}({index})"))
@@ -632,10 +645,16 @@ class FnLowerer(ExpressionLowerer):
         self.taken.discard(index)
         self.emit(plsql.Loop(f"FOR {index} IN 1 .. {items}.COUNT", statements))
 
-    def loop_list(self, source: ast.Expr) -> str:
+    def loop_list(self, source: ast.Expr, body: ast.Block) -> str:
         """The list a loop runs over: a variable as it is, any other value stored first in a
-        variable of its own (read on every pass, and its value computed once)."""
-        if isinstance(source, ast.Name):
+        variable of its own (read on every pass, and its value computed once). So is a
+        variable the body gives a new value: each pass reads its element from the loop's
+        list, which must stay the list the loop began with, as the array PostgreSQL's FOREACH
+        walks does. The assignment copies "the value of another existing collection
+        variable" (PL/SQL Language Reference, Assigning Values to Collection Variables)."""
+        if isinstance(source, ast.Name) and self.lower(source) not in written_in(
+            self.checked, body, self.analysis
+        ):
             return self.lower(source)
         items = self.held(self.type_of(source))
         self.store(items, source, self.type_of(source))
@@ -670,11 +689,12 @@ class FnLowerer(ExpressionLowerer):
         optimization in 10g"). The loop ends on an empty batch, not on %NOTFOUND, which is
         TRUE after the FETCH that brings the last, partial batch (PL/SQL User's Guide and
         Reference 10.2, Example 11-10: `EXIT WHEN names.COUNT = 0`). `break` leaves the FETCH
-        loop by its label; `continue` goes on with the next row of the batch.
-
-        An error inside leaves the cursor to the SQL statement that passed CURSOR(...), which
-        closes it with itself (SQL Language Reference, CURSOR Expressions: a nested cursor is
-        closed when its parent is)."""
+        loop by its label; `continue` goes on with the next row of the batch. An exception,
+        NO_DATA_NEEDED included, closes it in the fn's handler (`close_if_open`): a cursor a
+        PL/SQL caller opened is not closed with the SQL statement, as one that CURSOR(...)
+        passes is (SQL Language Reference, CURSOR Expressions: a nested cursor is closed when
+        its parent is)."""
+        self.fetched_cursors.append(cursor)
         batch = naming.unique(naming.FETCH_BATCH_VARIABLE, self.taken)
         self.temp_declarations.append(f"{batch} {plsql_type(t.ListType(row_type), 'local')};")
         row = naming.unique(naming.INDEX_VARIABLE, self.taken)
@@ -889,19 +909,23 @@ STATEMENT_SQL: dict[type[ast.Node], Callable[[FnLowerer, Any], None]] = {
 }
 
 
-def json_value(value: str, type_: t.Type) -> str:
-    """A PL/SQL expression giving the JSON text of `value` (a lowered expression of `type_`)."""
+def json_value(value: str, type_: t.Type, helpers: set[str]) -> str:
+    """A PL/SQL expression giving the JSON text of `value` (a lowered expression of `type_`),
+    in the form pell.codegen.text_forms gives it (JSON_FORMS), the same as on PostgreSQL;
+    the package functions that form calls go into `helpers`."""
     helper = f"{naming.RUNTIME_PACKAGE}.json_"
     family = t.family(type_)
+    form = json_form(type_)
+    if form is not None:
+        value = oracle_text(form, (value, ATOM))
+        if form.oracle_function:
+            helpers.add(form.oracle_function)
     if family == "numeric":
         return f"{helper}number({value})"
     if type_ == t.BOOL:
         return f"{helper}bool({value})"
     if type_ == t.BIGTEXT:
         return f"{helper}text(DBMS_LOB.SUBSTR({value}, 2000, 1))"
-    if family in ("date", "timestamp"):
-        # the fields interpolation writes (pell.codegen.text_forms), with ISO 8601's T
-        return f"{helper}text(TO_CHAR({value}, '{datetime_mask(family, JSON_SEPARATOR)}'))"
-    if family == "text":
+    if form is not None or family == "text":
         return f"{helper}text({value})"
     return f"{helper}text(TO_CHAR({value}))"

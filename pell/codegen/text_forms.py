@@ -33,8 +33,12 @@ One setting is left: a session whose NLS_CALENDAR is not Gregorian counts years 
 its own way in TO_CHAR too (Database Reference, NLS_CALENDAR); TO_CHAR (datetime) documents
 NLS_DATE_LANGUAGE as its only nlsparam, so the calendar is not pinned here.
 
-The JSON of error payloads (pell.codegen.subprograms.json_value) writes dates and timestamps
-with the same fields, joined by ISO 8601's `T`.
+The JSON of error payloads (JSON_FORMS: pell.codegen.subprograms.json_value, and
+pell.postgres.lower.raise_error) writes the same values on both targets: a date or a timestamp
+as a string of the same fields joined by ISO 8601's `T`, an interval as a string of its text,
+a number as a JSON number without PostgreSQL's trailing zeros. Left to the database, Oracle
+writes TO_CHAR(interval) (`+000000001 02:00:00.500000000`) and PostgreSQL an interval as
+IntervalStyle says, a timestamp without its trailing zeros, `2.5000000000000000` for 10 / 4.
 """
 
 from __future__ import annotations
@@ -52,6 +56,8 @@ TIME_MASKS = {
     # Format Elements, FF [1..9]); PostgreSQL keeps microseconds
     "timestamp": "HH24:MI:SS.FF6",
 }
+# PostgreSQL's to_char: US, microseconds, six digits
+POSTGRES_TIME_MASKS = {**TIME_MASKS, "timestamp": "HH24:MI:SS.US"}
 TEXT_SEPARATOR = " "
 JSON_SEPARATOR = '"T"'
 
@@ -59,6 +65,11 @@ JSON_SEPARATOR = '"T"'
 def datetime_mask(family: str, separator: str = TEXT_SEPARATOR) -> str:
     """Oracle's format model for a date or a timestamp."""
     return f"{DAY_MASK}{separator}{TIME_MASKS[family]}"
+
+
+def postgres_datetime_mask(family: str, separator: str = TEXT_SEPARATOR) -> str:
+    """PostgreSQL's to_char template for a date or a timestamp: the same fields."""
+    return f"{DAY_MASK}{separator}{POSTGRES_TIME_MASKS[family]}"
 
 
 @record
@@ -90,12 +101,11 @@ TEXT_FORMS: dict[str, TextForm] = {
     "bool": TextForm("CASE WHEN {value} THEN 'true' WHEN NOT {atom} THEN 'false' END", "{atom}::text"),
     "date": TextForm(
         f"TO_CHAR({{value}}, '{datetime_mask('date')}')",
-        f"to_char({{value}}, '{datetime_mask('date')}')",
+        f"to_char({{value}}, '{postgres_datetime_mask('date')}')",
     ),
     "timestamp": TextForm(
         f"TO_CHAR({{value}}, '{datetime_mask('timestamp')}')",
-        # US: microseconds, six digits
-        f"to_char({{value}}, '{DAY_MASK}{TEXT_SEPARATOR}HH24:MI:SS.US')",
+        f"to_char({{value}}, '{postgres_datetime_mask('timestamp')}')",
     ),
     "interval": TextForm(
         f"{naming.INTERVAL_TEXT_FUNCTION}({{value}})",
@@ -103,6 +113,43 @@ TEXT_FORMS: dict[str, TextForm] = {
         naming.INTERVAL_TEXT_FUNCTION,
     ),
 }
+
+
+# The way back, `s.into::<number>()`: a decimal number written with a period, in every
+# session. Oracle's TO_NUMBER without a format reads the decimal character of the session
+# ("If you omit 'nlsparam' ... uses the default values for your session to interpret expr",
+# SQL Language Reference, TO_NUMBER): "0.5" is ORA-01722 in a German one. The package's
+# pell_text_number reads it in that session's terms (templates/text_functions.sql.j2).
+# PostgreSQL's `::numeric` takes the period whatever the session: lc_numeric "Sets the
+# locale to use for formatting numbers, for example with the to_char family of functions"
+# (PostgreSQL 15 docs, 19.11.2), and numeric's own input is not one of them.
+NUMBER_FROM_TEXT = TextForm(
+    f"{naming.TEXT_NUMBER_FUNCTION}({{value}})",
+    "{atom}::numeric",
+    naming.TEXT_NUMBER_FUNCTION,
+)
+
+
+# A value as the error payload's JSON takes it (see above): the form of what it is given, a
+# number or a text; the rest (int, bool, text) goes as it is.
+JSON_FORMS: dict[str, TextForm] = {
+    # numeric division keeps 16 decimal places on PostgreSQL; Oracle's NUMBER has no
+    # trailing zeros
+    "number": TextForm("{value}", "trim_scale({value})"),
+    **{
+        family: TextForm(
+            f"TO_CHAR({{value}}, '{datetime_mask(family, JSON_SEPARATOR)}')",
+            f"to_char({{value}}, '{postgres_datetime_mask(family, JSON_SEPARATOR)}')",
+        )
+        for family in ("date", "timestamp")
+    },
+    "interval": TEXT_FORMS["interval"],
+}
+
+
+def json_form(type_: t.Type) -> TextForm | None:
+    """How an error payload's JSON takes a value of `type_`; None: as it is."""
+    return JSON_FORMS.get(type_.name) if isinstance(type_, t.Scalar) else None
 
 
 def text_form(type_: t.Type) -> TextForm | None:

@@ -20,10 +20,10 @@ from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.methods import nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
-from pell.codegen.expressions import BINARY_OPERATORS, int_product, quote_text
+from pell.codegen.expressions import BINARY_OPERATORS, int_product, int_quotient, quote_text
 from pell.codegen.lists import unwrap_value
 from pell.codegen.subprograms import spliced_sql
-from pell.codegen.text_forms import postgres_text, text_form
+from pell.codegen.text_forms import NUMBER_FROM_TEXT, json_form, postgres_text, text_form
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -75,6 +75,8 @@ class PgFnLowerer:
         # the loop of attempts by this label, so that the COMMIT after it runs.
         self.returns_into = ""
         self.return_exit = ""
+        # The cursors of the loops around the statement being lowered: a `return` closes them
+        self.open_cursors: list[str] = []
 
     # -- building the tree
 
@@ -432,13 +434,18 @@ class PgFnLowerer:
             self.emit(plsql.CursorLoop(variable.plsql, query, self.nested(stmt.body)))
             return
         elif isinstance(self.type_of(source), t.ListType):
-            head = f"FOREACH {variable.plsql} IN ARRAY {self.lower(source)}"
+            # FOREACH raises "FOREACH expression must not be null": a NULL array (a SQL
+            # caller's) is empty, as for `.len()` and `.indices()`
+            head = f"FOREACH {variable.plsql} IN ARRAY coalesce({self.lower(source)}, '{{}}')"
         elif isinstance(self.type_of(source), t.CursorType):
             # a refcursor the caller opened: FETCH until none is left, then CLOSE
             cursor = self.lower(source)
             fetch = self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}"))
             done = self.at(plsql.ExitWhen(plsql.Opaque("NOT FOUND"), holds=True))
-            self.emit(plsql.Loop("", [fetch, done, *self.nested(stmt.body)]))
+            self.open_cursors.append(cursor)
+            body = self.nested(stmt.body)
+            self.open_cursors.pop()
+            self.emit(plsql.Loop("", [fetch, done, *body]))
             self.emit(plsql.Exec(f"CLOSE {cursor}"))
             return
         else:
@@ -457,6 +464,10 @@ class PgFnLowerer:
         if isinstance(value, ast.Wrap) and value.kind == "Err":
             self.emit(self.raise_statement(value))
             return
+        for cursor in reversed(self.open_cursors):
+            # as after the loop: the caller's cursor is not left open, half read (Oracle's
+            # lowering closes it so too)
+            self.emit(plsql.Exec(f"CLOSE {cursor}"))
         if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
             self.store(self.returns_into, value, self.fn.returns)
         if self.return_exit:
@@ -498,12 +509,17 @@ class PgFnLowerer:
         self, error: str, values: tuple[tuple[str, ast.Expr | str | None], ...]
     ) -> plsql.RaiseError:
         """RAISE with the error's SQLSTATE (named by the runtime schema) and the message Oracle
-        gets: `<module>.<Error>: <fields as JSON>`."""
-        module_path, own_name, _ = self.checked.error_info(error)
+        gets: `<module>.<Error>: <fields as JSON>`, each value in the form Oracle's JSON has
+        (pell.codegen.text_forms, JSON_FORMS), not as IntervalStyle or numeric's scale say."""
+        module_path, own_name, field_types = self.checked.error_info(error)
         pairs = []
         for field, value in values:
-            lowered = "NULL" if value is None else value if isinstance(value, str) else self.lower(value)
-            pairs += [quote_text(field), lowered]
+            if value is None:
+                pairs += [quote_text(field), "NULL"]
+                continue
+            lowered = (value, ATOM) if isinstance(value, str) else self.lower_with_precedence(value)
+            form = json_form(field_types[field])
+            pairs += [quote_text(field), lowered[0] if form is None else postgres_text(form, lowered)]
         json = f"json_build_object({', '.join(pairs)})::text" if pairs else "'{}'"
         prefix = quote_text(f"{'.'.join(module_path)}.{own_name}: ")
         state = f"pell_runtime.{naming.exception_name(module_path, own_name)}()"
@@ -685,7 +701,7 @@ class PgFnLowerer:
             if t.is_text(wanted) and not t.is_text(target_type):
                 return self.as_text(expr.target), ATOM
             if t.is_numeric(wanted) and t.is_text(target_type):
-                number = f"{wrap(self.lower_with_precedence(expr.target), ATOM)}::numeric"
+                number = postgres_text(NUMBER_FROM_TEXT, self.lower_with_precedence(expr.target))
                 return (f"round({number})" if wanted == t.INT else number), ATOM
             if wanted == t.INT and target_type != t.INT:
                 # round(numeric) breaks ties away from zero, as Oracle's ROUND (PostgreSQL 15
@@ -764,9 +780,11 @@ class PgFnLowerer:
                 days, date = (left, right) if t.is_numeric(left_type) else (right, left)
                 moved = f"{wrap(days, MULTIPLICATIVE)} * INTERVAL '1 day'"
                 return f"({date[0]} {expr.op} {moved})::timestamp(0)", ATOM
-        if int_product(expr, self.type_of):
-            # integer * integer overflows past 32 bits ("integer out of range"): a numeric
-            # product, as on Oracle
+        if int_product(expr, self.type_of) or int_quotient(expr, self.type_of):
+            # integer * integer overflows past 32 bits ("integer out of range"), and integer /
+            # integer "truncates the result towards zero" (PostgreSQL 15 docs, 9.3
+            # "Mathematical Operators"): 7 / 2 would be 3. Both are a `number` (README,
+            # "Numbers"), computed as one
             left = f"CAST({left[0]} AS numeric)", ATOM
         operator, precedence = BINARY_OPERATORS[expr.op]
         left_minimum = precedence + 1 if precedence == COMPARISON else precedence

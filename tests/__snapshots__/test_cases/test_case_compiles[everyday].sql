@@ -31,6 +31,26 @@ CREATE OR REPLACE PACKAGE BODY shop.everyday AS
     RETURN l_text;
   END pell_number_text;
 
+  -- Text as a number, the same in every session (pell.codegen.text_forms): a number
+  -- literal without its f or d suffix (SQL Language Reference, Literals, Numeric Literals:
+  -- a sign, digits with a period, an exponent), spaces around it aside; anything else is
+  -- VALUE_ERROR, whatever the session. TO_NUMBER without a format reads the session's
+  -- decimal character (TO_NUMBER: "If you omit 'nlsparam' ... uses the default values for
+  -- your session to interpret expr"), so the period becomes that character, which the
+  -- format element D writes ("the decimal character, which is the current value of the
+  -- NLS_NUMERIC_CHARACTER parameter", Format Models, Number Format Elements). NULL for NULL.
+  FUNCTION pell_text_number(p_text IN VARCHAR2) RETURN NUMBER IS
+    l_text VARCHAR2(32767) := TRIM(p_text);
+  BEGIN
+    IF l_text IS NULL THEN
+      RETURN NULL;
+    END IF;
+    IF NOT REGEXP_LIKE(l_text, '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN
+      RAISE VALUE_ERROR;
+    END IF;
+    RETURN TO_NUMBER(REPLACE(l_text, '.', SUBSTR(TO_CHAR(0.5, 'FM0D0'), 2, 1)));
+  END pell_text_number;
+
   FUNCTION summary(p_skus IN t_text_list) RETURN VARCHAR2 IS
     l_lines t_line_list;
     l_seen t_text_list;
@@ -51,7 +71,7 @@ CREATE OR REPLACE PACKAGE BODY shop.everyday AS
     l_total := TO_CHAR(l_lines.COUNT);
     dbms_output.put_line(l_total || ' lines, first ' || l_seen(l_seen.FIRST) || ', last ' || l_seen(l_seen.LAST));
     dbms_output.put_line('qty of the second: ' || pell_number_text(l_lines(2).qty));
-    RETURN l_seen(1) || '/' || l_total || '/' || pell_number_text(TO_NUMBER('42'));
+    RETURN l_seen(1) || '/' || l_total || '/' || pell_number_text(pell_text_number('42'));
   END summary;
 END everyday;
 /

@@ -28,6 +28,26 @@ CREATE OR REPLACE PACKAGE BODY numbers AS
   FUNCTION total(p_xs IN t_number_list) RETURN NUMBER;
   PROCEDURE grow(p_xs IN OUT t_number_list);
 
+  -- Text as a number, the same in every session (pell.codegen.text_forms): a number
+  -- literal without its f or d suffix (SQL Language Reference, Literals, Numeric Literals:
+  -- a sign, digits with a period, an exponent), spaces around it aside; anything else is
+  -- VALUE_ERROR, whatever the session. TO_NUMBER without a format reads the session's
+  -- decimal character (TO_NUMBER: "If you omit 'nlsparam' ... uses the default values for
+  -- your session to interpret expr"), so the period becomes that character, which the
+  -- format element D writes ("the decimal character, which is the current value of the
+  -- NLS_NUMERIC_CHARACTER parameter", Format Models, Number Format Elements). NULL for NULL.
+  FUNCTION pell_text_number(p_text IN VARCHAR2) RETURN NUMBER IS
+    l_text VARCHAR2(32767) := TRIM(p_text);
+  BEGIN
+    IF l_text IS NULL THEN
+      RETURN NULL;
+    END IF;
+    IF NOT REGEXP_LIKE(l_text, '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN
+      RAISE VALUE_ERROR;
+    END IF;
+    RETURN TO_NUMBER(REPLACE(l_text, '.', SUBSTR(TO_CHAR(0.5, 'FM0D0'), 2, 1)));
+  END pell_text_number;
+
   FUNCTION acc(p_a IN NUMBER) RETURN NUMBER IS
     l_s NUMBER;
   BEGIN
@@ -82,7 +102,7 @@ CREATE OR REPLACE PACKAGE BODY numbers AS
     l_mixed t_number_list;
   BEGIN
     l_rounded := ROUND(p_a);
-    l_parsed := ROUND(TO_NUMBER(p_s));
+    l_parsed := ROUND(pell_text_number(p_s));
     l_mixed(1) := 1;
     l_mixed(2) := 2.5;
     RETURN l_rounded + l_parsed + l_mixed.COUNT;

@@ -58,6 +58,10 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
     END LOOP;
     CLOSE p_rows;
     RETURN;
+  EXCEPTION
+    WHEN OTHERS THEN
+      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;
+      RAISE;
   END stockpivot;
 
   FUNCTION first_prices(p_prices IN SYS_REFCURSOR, p_limit IN PLS_INTEGER) RETURN market.feeds_number_rows PIPELINED IS
@@ -82,6 +86,10 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
     END LOOP;
     CLOSE p_prices;
     RETURN;
+  EXCEPTION
+    WHEN OTHERS THEN
+      IF p_prices%ISOPEN THEN CLOSE p_prices; END IF;
+      RAISE;
   END first_prices;
 
   FUNCTION shifted_count RETURN NUMBER IS

@@ -52,6 +52,10 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
     END LOOP;
     CLOSE p_rows;
     RETURN;
+  EXCEPTION
+    WHEN OTHERS THEN
+      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;
+      RAISE;
   END stockpivot;
 
   FUNCTION scaled(p_rows IN SYS_REFCURSOR, p_rate IN NUMBER, p_tag IN VARCHAR2) RETURN market.feeds_ticker_rows PIPELINED IS
@@ -69,6 +73,10 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
     END LOOP;
     CLOSE p_rows;
     RETURN;
+  EXCEPTION
+    WHEN OTHERS THEN
+      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;
+      RAISE;
   END scaled;
 
   FUNCTION prices(p_rows IN SYS_REFCURSOR) RETURN market.feeds_number_rows PIPELINED IS
@@ -86,6 +94,10 @@ CREATE OR REPLACE PACKAGE BODY market.feeds AS
     END LOOP;
     CLOSE p_rows;
     RETURN;
+  EXCEPTION
+    WHEN OTHERS THEN
+      IF p_rows%ISOPEN THEN CLOSE p_rows; END IF;
+      RAISE;
   END prices;
 
   FUNCTION shifted_prices RETURN NUMBER IS

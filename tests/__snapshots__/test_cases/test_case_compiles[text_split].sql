@@ -57,6 +57,26 @@ CREATE OR REPLACE PACKAGE BODY data.csv AS
     RETURN l_text;
   END pell_number_text;
 
+  -- Text as a number, the same in every session (pell.codegen.text_forms): a number
+  -- literal without its f or d suffix (SQL Language Reference, Literals, Numeric Literals:
+  -- a sign, digits with a period, an exponent), spaces around it aside; anything else is
+  -- VALUE_ERROR, whatever the session. TO_NUMBER without a format reads the session's
+  -- decimal character (TO_NUMBER: "If you omit 'nlsparam' ... uses the default values for
+  -- your session to interpret expr"), so the period becomes that character, which the
+  -- format element D writes ("the decimal character, which is the current value of the
+  -- NLS_NUMERIC_CHARACTER parameter", Format Models, Number Format Elements). NULL for NULL.
+  FUNCTION pell_text_number(p_text IN VARCHAR2) RETURN NUMBER IS
+    l_text VARCHAR2(32767) := TRIM(p_text);
+  BEGIN
+    IF l_text IS NULL THEN
+      RETURN NULL;
+    END IF;
+    IF NOT REGEXP_LIKE(l_text, '^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$') THEN
+      RAISE VALUE_ERROR;
+    END IF;
+    RETURN TO_NUMBER(REPLACE(l_text, '.', SUBSTR(TO_CHAR(0.5, 'FM0D0'), 2, 1)));
+  END pell_text_number;
+
   FUNCTION parse_line(p_line IN VARCHAR2) RETURN t_text_list IS
     l_cells t_text_list;
   BEGIN
@@ -78,7 +98,7 @@ CREATE OR REPLACE PACKAGE BODY data.csv AS
       IF l_cells.COUNT >= 3 THEN
         l_pell_row.a := l_cells(1);
         l_pell_row.b := l_cells(2);
-        l_pell_row.qty := TO_NUMBER(l_cells(3));
+        l_pell_row.qty := pell_text_number(l_cells(3));
         l_rows(l_rows.COUNT + 1) := l_pell_row;
       END IF;
     END LOOP;
