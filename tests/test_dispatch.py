@@ -14,7 +14,7 @@ import pytest
 from pell import ast, compile_source, naming
 from pell.checker.bodies import STATEMENT_CHECKS
 from pell.checker.expressions import EXPRESSION_CHECKS
-from pell.checker.methods import LIST_METHODS, METHODS, TEXT_METHODS, Method
+from pell.checker.methods import BYTES_METHODS, LIST_METHODS, METHODS, TEXT_METHODS, Method
 from pell.codegen.expressions import EXPRESSION_SQL
 from pell.codegen.subprograms import STATEMENT_SQL
 from pell.diagnostics import render_all
@@ -49,9 +49,9 @@ TYPED_BY_THE_TABLE = [m for m in METHODS if m.name not in ("at", "append")]
 
 @pytest.mark.parametrize("method", TYPED_BY_THE_TABLE, ids=lambda m: f"{m.receiver}.{m.name}")
 def test_every_method_is_typed_and_lowered(method: Method) -> None:
-    """A call of each text and list method type-checks as its table entry says (its arguments
-    and its result), and lowers to its template."""
-    receiver = "list<int>" if method.receiver == "list" else "text"
+    """A call of each text, list and bytes method type-checks as its table entry says (its
+    arguments and its result), and lowers to its template."""
+    receiver = {"list": "list<int>", "text": "text", "bytes": "bytes"}[method.receiver]
     params = "".join(f", a{i}: {param}" for i, param in enumerate(method.params))
     args = ", ".join(f"a{i}" for i in range(len(method.params)))
     source = (
@@ -68,4 +68,4 @@ def test_every_method_is_typed_and_lowered(method: Method) -> None:
 
 
 def test_the_method_table_has_one_entry_per_receiver_and_name() -> None:
-    assert len(TEXT_METHODS) + len(LIST_METHODS) == len(METHODS)
+    assert len(TEXT_METHODS) + len(LIST_METHODS) + len(BYTES_METHODS) == len(METHODS)

@@ -642,7 +642,6 @@ def _declare(
 # module with one of these names is that record or enum).
 PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
     "json": ("the `json` type", ""),
-    "bytes": ("the `bytes` type", ""),
     "map": ("`map<K, V>`", ""),
     "set": ("`set<T>`", ""),
     "cursor": (

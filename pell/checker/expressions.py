@@ -10,7 +10,13 @@ from pell import ast, naming
 from pell.checker import builtins, regex
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
-from pell.checker.methods import DATETIME_FIELDS, LIST_METHODS, TEXT_METHODS, spoken_list
+from pell.checker.methods import (
+    BYTES_METHODS,
+    DATETIME_FIELDS,
+    LIST_METHODS,
+    TEXT_METHODS,
+    spoken_list,
+)
 from pell.checker.model import FnInfo, Symbol
 from pell.checker.sql_typing import SqlChecker, sql_chain
 from pell.diagnostics import Note, did_you_mean, quoted_with_article
@@ -528,12 +534,13 @@ class ExpressionChecker(SqlChecker):
             for arg in expr.args:
                 self.expr(arg, None)
             return method.result
-        if t.is_text(target) or isinstance(target, t.SqlValue):
-            method = TEXT_METHODS.get(expr.name)
+        if t.is_text(target) or isinstance(target, t.SqlValue) or target == t.BYTES:
+            kind, methods = ("bytes", BYTES_METHODS) if target == t.BYTES else ("text", TEXT_METHODS)
+            method = methods.get(expr.name)
             if method is None:
                 self.error(
                     "unknown-fn",
-                    f"text has no method `{expr.name}`{did_you_mean(expr.name, list(TEXT_METHODS))}",
+                    f"{kind} has no method `{expr.name}`{did_you_mean(expr.name, list(methods))}",
                     expr.name_span,
                 )
                 return t.UNKNOWN
@@ -581,6 +588,11 @@ class ExpressionChecker(SqlChecker):
                 "numbers, dates and timestamps into text, text into a number, and a number "
                 "into an `int` (rounded)",
                 expr.span,
+                *(
+                    ("`\"{b}\"` writes bytes as hex; `utl_raw::cast_to_varchar2(b)` reads them as text",)
+                    if source == t.BYTES
+                    else ()
+                ),
             )
             return t.UNKNOWN
         self.analysis.types[id(expr)] = wanted
@@ -759,6 +771,13 @@ class ExpressionChecker(SqlChecker):
                 self.error(
                     "type-mismatch",
                     f"cannot compare {quoted_with_article(left)} with {quoted_with_article(right)} using `{op}`",
+                    expr.span,
+                )
+            elif t.BYTES in (left, right) and op not in ("==", "!="):
+                # bytes are equal or not; an order of binary values is not one Pell promises
+                self.error(
+                    "type-mismatch",
+                    f"`bytes` compare with `==` and `!=`, not `{op}`",
                     expr.span,
                 )
             return t.BOOL

@@ -1,4 +1,4 @@
-"""Text and list methods: one table that the checker (signatures, "did you mean") and the
+"""Text, list and bytes methods: one table that the checker (signatures, "did you mean") and the
 lowering (PL/SQL) both read."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ class Method:
     `{1}` are the lowered arguments; the filled-in text binds as `precedence`."""
 
     name: str
-    receiver: Literal["text", "list"]
+    receiver: Literal["text", "list", "bytes"]
     params: tuple[t.Type, ...]
     result: t.Type
     template: str
@@ -115,6 +115,8 @@ METHODS: tuple[Method, ...] = (
         helper=SPLIT_FUNCTION,
     ),
     Method("len", "list", (), t.INT, "{receiver}.COUNT", ATOM, receiver_precedence=ATOM),
+    # the length in bytes of a RAW (PL/SQL Packages and Types Reference, UTL_RAW, LENGTH)
+    Method("len", "bytes", (), t.INT, "UTL_RAW.LENGTH({receiver})", ATOM),
     # TRUE or FALSE: COUNT of a list is a number; of a NULL collection (a PL/SQL caller's) it
     # raises COLLECTION_IS_NULL (PL/SQL Language Reference, Predefined Exceptions)
     Method(
@@ -149,6 +151,7 @@ DATETIME_FIELDS: dict[str, tuple[str, ...]] = {
 # name -> method, for each receiver
 TEXT_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "text"}
 LIST_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "list"}
+BYTES_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "bytes"}
 
 
 def nonempty_literal(expr: ast.Expr) -> bool:

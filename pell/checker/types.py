@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pell.records import field, record
 
-SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp", "interval")
+SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp", "interval", "bytes")
 
 
 @record
@@ -121,6 +121,7 @@ BOOL = Scalar("bool")
 DATE = Scalar("date")
 TIMESTAMP = Scalar("timestamp")
 INTERVAL = Scalar("interval")  # INTERVAL DAY TO SECOND
+BYTES = Scalar("bytes")  # RAW: binary data, a family of its own
 UNIT = UnitType()
 UNKNOWN = UnknownType()
 

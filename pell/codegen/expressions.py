@@ -13,7 +13,7 @@ from typing import Any
 from pell import ast, naming
 from pell.checker import builtins, regex
 from pell.checker import types as t
-from pell.checker.methods import LIST_METHODS, TEXT_METHODS, nonempty_literal
+from pell.checker.methods import BYTES_METHODS, LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.text_forms import NUMBER_FROM_TEXT, oracle_text, text_form
@@ -263,8 +263,13 @@ class ExpressionLowerer:
             return f"EXTRACT({expr.name.upper()} FROM {self.lower(expr.target)})", ATOM
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
+        target_type = self.type_of(expr.target)
         methods = (
-            LIST_METHODS if isinstance(self.type_of(expr.target), t.ListType) else TEXT_METHODS
+            LIST_METHODS
+            if isinstance(target_type, t.ListType)
+            else BYTES_METHODS
+            if target_type == t.BYTES
+            else TEXT_METHODS
         )
         if expr.name not in methods or expr.name == "append":  # append: a statement
             raise NotImplementedError(f"method .{expr.name}()")

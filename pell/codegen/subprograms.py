@@ -928,4 +928,6 @@ def json_value(value: str, type_: t.Type, helpers: set[str]) -> str:
         return f"{helper}text(DBMS_LOB.SUBSTR({value}, 2000, 1))"
     if form is not None or family == "text":
         return f"{helper}text({value})"
+    if type_ == t.BYTES:
+        return f"{helper}text(RAWTOHEX({value}))"  # hex, as interpolation writes it
     return f"{helper}text(TO_CHAR({value}))"

@@ -24,6 +24,9 @@ timestamp as DateStyle says and an interval as IntervalStyle says (PostgreSQL 15
     timestamp  2024-05-01 13:45:00.250000   day names, so NLS_DATE_LANGUAGE has no part
     interval   1 02:03:04.500000            [-]days hours:minutes:seconds: TO_DSINTERVAL's
                -0 00:00:01.000000           SQL format (SQL Language Reference, TO_DSINTERVAL)
+    bytes      CAFE01          two upper-case hexadecimal digits a byte: RAWTOHEX ("Each byte
+                               is represented by two hexadecimal digits", SQL Language
+                               Reference, RAWTOHEX), which reads no NLS setting
 
 Text stays as it is: no TO_CHAR around text. A SQL value of a type pellc cannot see (a column
 of a cursor row) has no entry: it converts the way the database does by default, by the
@@ -112,6 +115,8 @@ TEXT_FORMS: dict[str, TextForm] = {
         _PG_INTERVAL,
         naming.INTERVAL_TEXT_FUNCTION,
     ),
+    # encode(.., 'hex') writes lower-case digits (PostgreSQL docs, "Binary String Functions")
+    "bytes": TextForm("RAWTOHEX({value})", "upper(encode({value}, 'hex'))"),
 }
 
 
@@ -144,6 +149,7 @@ JSON_FORMS: dict[str, TextForm] = {
         for family in ("date", "timestamp")
     },
     "interval": TEXT_FORMS["interval"],
+    "bytes": TEXT_FORMS["bytes"],  # hex, not to_json's escaped form
 }
 
 

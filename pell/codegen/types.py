@@ -24,6 +24,11 @@ _SCALARS: dict[str, tuple[str, str, str]] = {
         "INTERVAL DAY TO SECOND",
         "INTERVAL DAY(9) TO SECOND(9)",
     ),
+    # As text: the PL/SQL maximum in a local, the SQL column maximum in a field. RAW's
+    # "maximum size is 32767 bytes" in PL/SQL; a RAW column holds 2000 bytes, 32767 only with
+    # MAX_STRING_SIZE = EXTENDED (PL/SQL Language Reference, "RAW Data Type"; SQL Language
+    # Reference, "RAW and LONG RAW Data Types"). A parameter takes no size.
+    "bytes": ("RAW(32767)", "RAW", "RAW(2000)"),
 }
 _PLACE_INDEX = {"local": 0, "param": 1, "field": 2}
 

@@ -735,6 +735,7 @@ class PgFnLowerer:
             if expr.args and not nonempty_literal(expr.args[0]):
                 argument = f"coalesce({argument}, '')"
             texts: dict[str, Lowered] = {
+                # of a bytea, its number of bytes (PostgreSQL docs, "Binary String Functions")
                 "len": (f"length({receiver[0]})", ATOM),
                 "is_empty": (f"{text} = ''", COMPARISON),
                 "upper": (f"upper({receiver[0]})", ATOM),

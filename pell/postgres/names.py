@@ -17,6 +17,7 @@ SCALARS = {
     "date": "timestamp(0)",
     "timestamp": "timestamp",
     "interval": "interval",
+    "bytes": "bytea",  # binary strings (PostgreSQL docs, "Binary Data Types")
 }
 
 MAX_IDENTIFIER_BYTES = 63  # NAMEDATALEN - 1 (PostgreSQL docs, "Identifiers and Key Words")
