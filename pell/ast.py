@@ -404,12 +404,18 @@ class Import(Node):
     path: tuple[str, ...]
 
 
+SCRIPT_FN = "script"  # the implicit procedure a script's statements are the body of
+
+
 @record
 class Module(Node):
     path: tuple[str, ...]
     imports: tuple[Import, ...]
     items: tuple[Item, ...]
     annotations: tuple[Annotation, ...] = ()  # before `module`: `@stub`, `@package("name")`
+    # A file with no `module` line: its statements are the body of the one fn SCRIPT_FN,
+    # printed as an anonymous block (pell.codegen.print_script); no package, never imported.
+    script: bool = False
 
     def annotation(self, name: str) -> Annotation | None:
         return next((a for a in self.annotations if a.name == name), None)

@@ -240,6 +240,30 @@ class AstBuilder:
             path, imports, items, annotations, span=ast.Span(span.start, len(self.text))
         )
 
+    def script(self, span: ast.Span, children: list[Any]) -> ast.Module:
+        """A file with no `module` line: its statements become the body of one implicit
+        procedure (ast.SCRIPT_FN), checked and lowered as any fn's, printed as an anonymous
+        block."""
+        imports = tuple(c for c in children if isinstance(c, ast.Import))
+        stmts = tuple(c for c in children if not isinstance(c, ast.Import | _Unsupported))
+        whole = ast.Span(span.start, len(self.text))
+        body = ast.Block(stmts, span=whole)
+        name_span = ast.Span(span.start, span.start)
+        main = ast.Fn(ast.SCRIPT_FN, (), None, body, None, False, (), span=whole, name_span=name_span)
+        return ast.Module(("script",), imports, (main,), (), span=whole, script=True)
+
+    def script_item(self, span: ast.Span, children: list[Any]) -> _Unsupported:
+        body = children[-1]
+        if not isinstance(body, _Unsupported):
+            # An anonymous block's local subprograms and types are visible to it alone: a
+            # script's fns and records belong in a module it imports.
+            self.unsupported(
+                "a fn, record, error, enum or seq in a script (a file with no `module` line) is "
+                "not supported yet: declare it in a module and `import` that module",
+                ast.Span(span.start, span.start + len(self.text[span.start :].split(None, 1)[0])),
+            )
+        return UNSUPPORTED_ITEM
+
     def module_decl(
         self, span: ast.Span, children: list[Any]
     ) -> tuple[tuple[str, ...], tuple[ast.Annotation, ...], ast.Span]:

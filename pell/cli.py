@@ -637,6 +637,7 @@ def _deploy(args: argparse.Namespace) -> int:
 
     from pell import deploy
     from pell.build import FileError
+    from pell.project import read_header
 
     dsn = args.dsn or os.environ.get("PELL_DSN")
     if not dsn and not args.dry_run:
@@ -652,9 +653,20 @@ def _deploy(args: argparse.Namespace) -> int:
             sys.stderr.write("nothing deployed: fix the errors first\n")
             return _exit_code(bool(result.file_errors), True)
         sources = {out_dir / o.unit.output: o.unit.path for o in result.outcomes}
+        # A script (a file with no `module` line) is a block to run, not schema objects to
+        # create: deploying must not run it. Its .sql is left for the user to run.
+        scripts = {
+            out_dir / o.unit.output
+            for o in result.outcomes
+            if o.source is not None and read_header(o.source.text) is None
+        }
+        for path in sorted(scripts):
+            sys.stderr.write(f"{sources[path]}: a script: not deployed (run its .sql yourself)\n")
         plan: list[tuple[deploy.Script, list[deploy.Statement]]] = []
         broken = False
         for path in deploy.deployment_order(out_dir):
+            if path in scripts:
+                continue
             map_path = path.with_name(path.name + ".map.json")
             source_map = json.loads(map_path.read_text("utf-8")) if map_path.exists() else None
             script = deploy.Script(path, source_map, sources.get(path))

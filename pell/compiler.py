@@ -69,7 +69,7 @@ def compile(
     """Source text -> PL/SQL: read, parse, check, lower, print; no SQL when any stage found
     errors. `index` holds the modules it may import (default: pellc's stubs only)."""
     from pell.checker import check
-    from pell.codegen import header, lower, print_module
+    from pell.codegen import header, lower, print_module, print_script
     from pell.syntax import parse
 
     text = readable_text(text)
@@ -96,6 +96,18 @@ def compile(
     diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
+    if target == "postgres" and module.script:
+        # a PostgreSQL DO block runs PL/pgSQL but has no helper functions of its own, and
+        # commits only outside a transaction block: not lowered yet
+        start = module.items[0].span.start
+        unsupported = Diagnostic.of(
+            "unsupported",
+            "a script (a file with no `module` line) is not supported on postgres yet: put its "
+            "statements in a fn of a module",
+            ast.Span(start, start),
+        )
+        diagnostics += settle([unsupported])
+        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
     if target == "postgres":
         from pell.postgres import lower_module
 
@@ -109,7 +121,8 @@ def compile(
             source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg
         )
     lowered = lower(checked, target)
-    sql, origins = print_module(lowered, header(filename, text, version, target))
+    printer = print_script if module.script else print_module
+    sql, origins = printer(lowered, header(filename, text, version, target))
     lines = source_map(source, sql, origins)
     return CompileResult(
         source, sql, tuple(diagnostics), module, lines, checked.retry_facts, lowered

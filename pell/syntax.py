@@ -438,9 +438,6 @@ def _inside_out_of_scope(error: UnexpectedInput) -> Diagnostic | None:
     return None
 
 
-_MODULE_LINE = re.compile(r"^\s*(?:@[^\n]*\n\s*)*module\b", re.MULTILINE)
-
-
 def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     """An `unsupported` diagnostic when the parse failed on a construct out of scope."""
     from lark.exceptions import UnexpectedToken
@@ -450,15 +447,6 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         position = error.token.start_pos
     if position is None:
         return None
-    if _MODULE_LINE.search(text) is None and text.strip():
-        start = position
-        return Diagnostic.of(
-            "unsupported",
-            "a file without a `module` line (a script) is not supported: public Pell runs "
-            "one as an anonymous block (`pell exec`), not a package; start it with "
-            "`module name;`",
-            ast.Span(start, start),
-        )
     if text.startswith("<", position) and text[:position].rstrip().endswith("::"):
         before = text[:position].rstrip()[:-2]
         qualified = re.search(r"([A-Za-z_]\w*)\s*(?:::\s*[A-Za-z_]\w*\s*)*$", before)

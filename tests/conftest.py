@@ -65,10 +65,12 @@ def oracle_parse_errors(sql: str) -> list[str]:
         lambda m: m.group(1) + ";" + "\n" * m.group(0).count("\n", len(m.group(1))), sql
     )
     statements: list[dict[str, Any]] = parseora.parse(sql)
+    # a script (a file with no `module` line) is one anonymous block, and nothing else
+    script = [s["statement"] for s in statements] == ["AnonymousBlock"]
     for statement in statements:
         for problem in statement["errors"] + statement["warnings"]:
             problems.append(f"{problem['line']}:{problem['col']}: {problem['message']}")
-        if statement["statement"] not in EXPECTED_STATEMENTS:
+        if statement["statement"] not in EXPECTED_STATEMENTS and not script:
             problems.append(f"{statement['line']}:1: unexpected {statement['statement']} statement")
     if not statements:
         problems.append("parseora found no statement")

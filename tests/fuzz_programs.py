@@ -2130,6 +2130,8 @@ class _Linter:
         while self.peek().kind != "EOF":
             if self.at("CREATE"):
                 self.create()
+            elif self.at("DECLARE", "BEGIN"):
+                self.anonymous_block()
             else:
                 self.shape(f"expected CREATE, found {self.peek().text!r}")
                 self.i += 1
@@ -2172,6 +2174,17 @@ class _Linter:
             self.skip_to()
         self.after_package()
 
+    def anonymous_block(self) -> None:
+        """A script's block (a file with no `module` line): `[DECLARE ...] BEGIN ... END;`."""
+        if self.accept("DECLARE"):
+            self.declarations(_Scope("an anonymous block", self.problems), "body")
+        if not self.accept("BEGIN"):
+            self.shape(f"expected BEGIN of an anonymous block, found {self.peek().text!r}")
+            self.skip_to()
+        self.statements()
+        self.expect_semicolon()
+        self.terminate()
+
     def after_package(self) -> None:
         if self.peek().kind in ("Ident", "QuotedIdent"):
             self.i += 1
@@ -2189,7 +2202,7 @@ class _Linter:
         self.expect_semicolon()
 
     def terminate(self) -> None:
-        """After a CREATE: the `/` line that ends it in SQL*Plus."""
+        """After a CREATE (or an anonymous block): the `/` line that ends it in SQL*Plus."""
         token = self.peek()
         if token.kind == "Slash":
             self.terminator_lines.add(token.line)

@@ -995,3 +995,23 @@ def test_a_failed_modules_output_that_cannot_be_removed_is_removed_by_the_next_b
     assert main(["build", str(src), "-d", str(out)]) == 1
     assert capsys.readouterr().err.endswith("failed 1, removed 1, runtime unchanged\n")
     assert not (out / "a.sql").exists()
+
+
+def test_a_directory_build_compiles_scripts_that_import_its_modules(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # two scripts (no `module` line): neither is a module, so neither clashes with the other
+    # (both would be `script`), and `import greet;` finds the module of the project. A script
+    # is never imported: the project indexes modules by their `module` line, which it has not
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    (src / "greet.pell").write_text(
+        'module greet;\n\npub fn hello(name: text) -> text {\n    return "hello, {name}";\n}\n'
+    )
+    (src / "one.pell").write_text('import greet;\n\ndbms_output::put_line(greet::hello("a"));\n')
+    (src / "two.pell").write_text('let n = 2;\ndbms_output::put_line("{n}");\n')
+    assert main(["build", str(src), "-d", str(out)]) == 0, capsys.readouterr().err
+    assert sorted(_outputs(out)) == [".pellc-manifest.json", "greet.sql", "one.sql", "two.sql"]
+    one = (out / "one.sql").read_text("utf-8")
+    assert one.endswith("BEGIN\n  dbms_output.put_line(greet.hello('a'));\nEND;\n/\n")
+    assert "PACKAGE" not in one and "PACKAGE" not in (out / "two.sql").read_text("utf-8")

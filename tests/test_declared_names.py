@@ -36,6 +36,7 @@ def undeclared_names(sql: str) -> list[str]:
     }
     subprogram: str | None = None  # the top-level subprogram we are in
     declared: set[str] = set()
+    outer: set[str] = set()  # a script's anonymous block declares these for all of it
     for i, (kind, text, line) in enumerate(tokens):
         before = tokens[i - 1][1] if i else ""
         after = tokens[i + 1] if i + 1 < len(tokens) else ("", "", 0)
@@ -61,14 +62,14 @@ def undeclared_names(sql: str) -> list[str]:
             (
                 after[0] == "Ident"
                 and after[1] not in ("in",)
-                and before in (";", "is", "as", "(", ",")
+                and before in (";", "is", "as", "(", ",", "declare")
             )
             or (before in ("for", "forall") and after[1] == "in")
             or (before in ("(", ",") and after[1] in ("in", "out"))
         )
         if is_declaration:
-            declared.add(text)
-        elif text not in declared:
+            (declared if subprogram is not None else outer).add(text)
+        elif text not in declared and text not in outer:
             problems.append(f"line {line}: {text} is used but not declared in {subprogram}")
     return problems
 
@@ -85,6 +86,14 @@ def test_the_check_itself_finds_undeclared_names() -> None:
         "line 5: l_c is used but not declared in f",
         "line 7: p_z is used but not declared in f",
     ]
+
+
+def test_the_check_reads_a_script_s_anonymous_block() -> None:
+    sql = (
+        "DECLARE\n  l_a NUMBER;\n  FUNCTION f(p_x IN NUMBER) RETURN NUMBER IS\n  BEGIN\n"
+        "    RETURN p_x + l_a;\n  END f;\nBEGIN\n  l_a := f(l_b);\nEND;\n/\n"
+    )
+    assert undeclared_names(sql) == ["line 8: l_b is used but not declared in None"]
 
 
 @pytest.mark.parametrize("snapshot", SNAPSHOTS, ids=[p.stem for p in SNAPSHOTS])

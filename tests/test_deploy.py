@@ -237,3 +237,14 @@ def test_deploy_dry_run_of_a_slash_line_in_sql_never_crashes(
     err = capsys.readouterr().err
     assert "Traceback" not in err and "internal compiler error" not in err
     assert err.startswith(f"{source}:") and ": error: " in err.splitlines()[0]
+
+
+def test_deploy_never_runs_a_script(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A script (no `module` line) is an anonymous block to run, not objects to create:
+    deploy leaves it out, says so, and deploys the modules beside it."""
+    (tmp_path / "m.pell").write_text("module m;\npub fn f() -> number { return 1; }\n", "utf-8")
+    (tmp_path / "run.pell").write_text('import m;\nlet x = m::f();\nprint("{x}");\n', "utf-8")
+    assert main(["deploy", "--dry-run", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[1:] == ["  1. m.sql: PACKAGE M", "  2. m.sql: PACKAGE BODY M"]
+    assert captured.err == f"{tmp_path / 'run.pell'}: a script: not deployed (run its .sql yourself)\n"

@@ -344,11 +344,26 @@ def test_the_new_keywords_stay_names_where_no_keyword_can_stand() -> None:
     assert "p_a / p_b / l_state" in result.sql
 
 
-def test_a_file_without_a_module_line_is_unsupported_at_its_first_token() -> None:
-    text = "// a script\nimport json_demo;\n\nlet j = json_demo::build();\n"
-    _, diagnostics = parse(text)
-    assert [(d.code, d.span.start) for d in diagnostics] == [("unsupported", text.index("import"))]
-    assert diagnostics[0].message.startswith("a file without a `module` line (a script)")
+def test_a_file_without_a_module_line_is_a_script_of_one_implicit_procedure() -> None:
+    text = "// a script\nimport accounts;\n\nlet n = 1;\nn = n + 1;\n"
+    module, diagnostics = parse(text)
+    assert diagnostics == [] and module is not None and module.script
+    assert [i.path for i in module.imports] == [("accounts",)]
+    (main,) = module.items
+    assert isinstance(main, ast.Fn) and len(main.body.stmts) == 2
+
+
+def test_a_script_compiles_to_an_anonymous_block_and_refuses_fns_and_postgres() -> None:
+    text = "let n = 1;\ndbms_output::put_line(\"{n}\");\n"
+    result = compile_source(text, "s.pell")
+    assert result.sql is not None, render_all(result.diagnostics, result.source)
+    body = result.sql.split("\n\n", 1)[1]
+    assert body.startswith("DECLARE\n  l_n PLS_INTEGER;\nBEGIN\n") and body.endswith("END;\n/\n")
+    assert "PACKAGE" not in result.sql
+    _, diagnostics = parse("let n = 1;\nfn f() { }\n")
+    assert [(d.code, d.span.start) for d in diagnostics] == [("unsupported", 11)]
+    pg = compile_source(text, "s.pell", target="postgres")
+    assert pg.sql is None and [d.code for d in pg.diagnostics] == ["unsupported"]
 
 
 def test_a_parser_loaded_from_lark_s_cache_parses_as_the_one_lark_analyses(

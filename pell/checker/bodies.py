@@ -490,9 +490,11 @@ class BodyChecker(ExpressionChecker):
             if not isinstance(value_type, t.UnitType):
                 self.error(
                     "return-type",
-                    f"fn `{self.fn.decl.name}` returns nothing, but this returns {quoted_with_article(value_type)}",
+                    f"{self.fn_named()} returns nothing, but this returns {quoted_with_article(value_type)}",
                     stmt.value.span,
-                    "declare a return type with `-> T`",
+                    "`return;` ends a script"
+                    if self.module.module.script
+                    else "declare a return type with `-> T`",
                 )
             return
         if not t.assignable(value_type, expected) and not self.widens(stmt.value, expected):

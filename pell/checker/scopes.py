@@ -55,6 +55,10 @@ class BodyScopes:
     ) -> None:
         self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
 
+    def fn_named(self) -> str:
+        """The fn as messages name it: a script's statements are its implicit fn's body."""
+        return "a script" if self.module.module.script else f"fn `{self.fn.decl.name}`"
+
     def diagnostic_count(self) -> int:
         """How many diagnostics so far: unchanged across a check means nothing was reported."""
         return len(self.diagnostics)

@@ -255,6 +255,18 @@ def print_module(lowered: LoweredModule, header: str) -> tuple[str, dict[int, in
     return strip_markers(rendered)
 
 
+def print_script(lowered: LoweredModule, header: str) -> tuple[str, dict[int, int]]:
+    """The `.sql` file for a script (a file with no `module` line): its one implicit
+    procedure's locals, types and helper functions declared in an anonymous block, its
+    statements that block's body (PL/SQL Language Reference, "Blocks": a block's declarative
+    part declares types, variables and then subprograms, local to the block), then `/`."""
+    (subprogram,) = lowered.subprograms
+    template = template_environment().get_template("script.sql.j2")
+    view = subprogram_view(subprogram)
+    rendered = template.render(header=header, package=lowered, subprogram=view)
+    return strip_markers(rendered)
+
+
 def strip_markers(rendered: str) -> tuple[str, dict[int, int]]:
     """The SQL without source markers, and SQL line (1-based) -> source offset (the first
     marker on a line wins)."""
