@@ -13,12 +13,25 @@ from pell.lalr import FIRST, Rule, Token
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
 
+def _as_text(value: ast.Expr) -> ast.Expr:
+    """`value` as the text interpolation writes: "{value}", a text literal as it is, and a
+    call into a package as it is (its stub types it for put_line's text parameter; a package
+    with no stub returns what put_line is given, as before)."""
+    if isinstance(value, ast.StringLit):
+        return value
+    if isinstance(value, ast.Call) and len(value.callee.path) > 1:
+        return value
+    return ast.StringLit((value,), span=value.span)
+
+
 def token_span(token: Token) -> ast.Span:
     start = token.start_pos or 0
     return ast.Span(start, token.end_pos if token.end_pos is not None else start)
 
 
 PRINT_CALL = ("dbms_output", "put_line")
+# `p(x)`, `print(x)` and `println(x)` print a line, as public Pell writes it
+PRINT_ALIASES = ("p", "print", "println")
 
 # The query methods that end a `|>` pipeline (`... |> collect()`), as on `sql! { }`
 _QUERY_METHODS = (("one",), ("first",), ("collect",))
@@ -703,13 +716,19 @@ class AstBuilder:
     def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
         name_span = ast.Span(span.start, span.start + len("::".join(children[0])))
         path = tuple(children[0])
-        # `p(...)` and `print(...)` print: a call of the shipped dbms_output stub, typed and
-        # seen by the retry checks as one (a fn may not take these names)
-        callee = ast.Name(PRINT_CALL if path in (("p",), ("print",)) else path, span=name_span)
+        # `p(...)`, `print(...)` and `println(...)` print: a call of the shipped dbms_output
+        # stub, typed and seen by the retry checks as one (a fn may not take these names)
+        if len(path) == 1 and path[0] in PRINT_ALIASES:
+            path = PRINT_CALL
+        callee = ast.Name(path, span=name_span)
         # A positional argument after a keyword one keeps its place in `args`; the checker
         # tells them apart by position.
         args = tuple(a for a in children[1] if not isinstance(a, ast.KeywordArg))
         keywords = tuple(a for a in children[1] if isinstance(a, ast.KeywordArg))
+        if path == PRINT_CALL and len(args) == 1 and not keywords:
+            # Any single value prints as interpolation writes it ("{x}"), in a form no session
+            # setting changes (pell.codegen.text_forms), on both targets
+            args = (_as_text(args[0]),)
         return ast.Call(callee, args, keywords, span=span)
 
     def fn_args(self, span: ast.Span, children: list[Any]) -> list[Any]:

@@ -203,6 +203,10 @@ def transaction_savepoint(module_path: tuple[str, ...], fn: str, ordinal: int, l
 
 
 BULK_INDEX = "l_pell_bulk"  # the index of a FORALL (declared by FORALL itself)
+# `bulk.rowcount(i)`, `bulk.total()`: the last FORALL's SQL%BULK_ROWCOUNT and SQL%ROWCOUNT
+BULK_COUNTS_TYPE = "t_pell_bulk_counts"
+BULK_ROWS = "l_pell_bulk_rows"
+BULK_TOTAL = "l_pell_bulk_total"
 RUNTIME_PACKAGE = "pell_runtime"  # one exception and code constant per Pell error
 TRANSACTION_OPEN = "pell_transaction_open"  # pellc's own error: a transaction-scoped retry
 # called with a transaction open

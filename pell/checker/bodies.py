@@ -339,6 +339,7 @@ class BodyChecker(ExpressionChecker):
         variable = Symbol(stmt.var, plsql, element, "loop", False, stmt.var_span)
         self.analysis.bindings[id(stmt)] = variable
         self.loop_body(stmt.body, variable)
+        self.forall_seen = True
 
     def stmt_for(self, stmt: ast.For) -> None:
         if stmt.bulk:

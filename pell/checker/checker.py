@@ -4,6 +4,7 @@ diagnostics. `pell.checker` hands out its public names."""
 from __future__ import annotations
 
 from pell import ast, naming, records
+from pell.ast_builder import PRINT_ALIASES
 from pell.checker import types as t
 from pell.checker.annotations import (
     check_error_annotations,
@@ -263,12 +264,12 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
     seen: dict[str, ast.Item] = {}
     record_names = {i.name.lower() for i in module.items if isinstance(i, ast.Record)}
     for item in module.items:
-        if isinstance(item, ast.Fn) and item.name in ("p", "print"):
+        if isinstance(item, ast.Fn) and item.name in PRINT_ALIASES:
             diagnostics.append(
                 Diagnostic.of(
                     "reserved-name",
-                    f"a fn cannot be named `{item.name}`: `p(...)` and `print(...)` print a line "
-                    "(DBMS_OUTPUT.PUT_LINE)",
+                    f"a fn cannot be named `{item.name}`: `p(...)`, `print(...)` and "
+                    "`println(...)` print a line (DBMS_OUTPUT.PUT_LINE)",
                     item.name_span,
                 )
             )

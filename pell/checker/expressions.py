@@ -11,6 +11,8 @@ from pell.checker import builtins, regex
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.methods import (
+    BULK,
+    BULK_METHODS,
     BYTES_METHODS,
     DATETIME_FIELDS,
     LIST_METHODS,
@@ -475,6 +477,12 @@ class ExpressionChecker(SqlChecker):
         return (Note(f"`{name}` is declared here", fn.decl.name_span),)
 
     def expr_methodcall(self, expr: ast.MethodCall, expected: t.Type | None) -> t.Type:
+        if (
+            isinstance(expr.target, ast.Name)
+            and expr.target.path == (BULK,)
+            and self.lookup(BULK) is None
+        ):
+            return self.bulk_count(expr)
         as_statement = self.as_statement  # before the target's check resets it
         target = self.expr(expr.target, None)
         if expr.name == "into":
@@ -597,6 +605,48 @@ class ExpressionChecker(SqlChecker):
             return t.UNKNOWN
         self.analysis.types[id(expr)] = wanted
         return wanted
+
+    def bulk_count(self, expr: ast.MethodCall) -> t.Type:
+        """`bulk.rowcount(i)`, the rows the `i`th statement of the last `forall` that ran
+        changed, and `bulk.total()`, those of all its statements: an `int` each."""
+        params = BULK_METHODS.get(expr.name)
+        for arg in expr.args:
+            self.expr(arg, t.INT)
+        if params is None:
+            self.error(
+                "unknown-fn",
+                f"`bulk` has no method `{expr.name}`{did_you_mean(expr.name, list(BULK_METHODS))}",
+                expr.name_span,
+                "`bulk.rowcount(i)` counts the rows of the forall's statement for index i, "
+                "`bulk.total()` all of them",
+            )
+            return t.UNKNOWN
+        if len(expr.args) != len(params) or expr.type_args:
+            self.error(
+                "arity",
+                f"`bulk.{expr.name}()` takes "
+                + ("one argument, an index of the forall's list" if params else "no arguments"),
+                expr.span,
+            )
+            return t.INT
+        for arg in expr.args:
+            arg_type = self.analysis.types.get(id(arg), t.UNKNOWN)
+            if not t.assignable(arg_type, t.INT):
+                self.error(
+                    "type-mismatch",
+                    f"`bulk.rowcount()` takes an index, an `int`, not "
+                    f"{quoted_with_article(arg_type)}",
+                    arg.span,
+                )
+        if not self.forall_seen:
+            self.error(
+                "unknown-name",
+                "`bulk` counts the rows of a `forall`, and none comes before it in this fn",
+                expr.target.span,
+                "run `forall x in xs { sql! { ... } }` first",
+            )
+        self.analysis.bulk_counts[id(expr)] = expr.name
+        return t.INT
 
     def to_text(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
         """`x.to_text()`: any value interpolation takes, as text the way interpolation writes it

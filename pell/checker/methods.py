@@ -62,6 +62,8 @@ class Method:
 # lower only into PL/SQL: Pell values reach SQL as binds of variables, never as expressions.
 METHODS: tuple[Method, ...] = (
     Method("len", "text", (), t.INT, "LENGTH({receiver})", ATOM),
+    # `.length()`, public Pell's name for `.len()` on text
+    Method("length", "text", (), t.INT, "LENGTH({receiver})", ATOM),
     # Oracle keeps empty text as NULL: TRUE or FALSE, never NULL
     Method(
         "is_empty",
@@ -138,6 +140,13 @@ METHODS: tuple[Method, ...] = (
     Method("at", "list", (t.INT,), t.UNKNOWN, "{receiver}({0})", ATOM, receiver_precedence=ATOM),
     Method("append", "list", (t.UNKNOWN,), t.UNIT, "", ATOM, receiver_precedence=ATOM),
 )
+
+# `bulk.rowcount(i)` and `bulk.total()`, after a `forall` (public Pell's names): the rows the
+# statement for index i changed, and all of them; SQL%BULK_ROWCOUNT(i) and SQL%ROWCOUNT, copied
+# right after the FORALL (pell.codegen.subprograms). `bulk` is no variable: a local may take
+# the name, and then `bulk.` is its own.
+BULK = "bulk"
+BULK_METHODS: Mapping[str, tuple[t.Type, ...]] = {"rowcount": (t.INT,), "total": ()}
 
 # `d.year()` ... `i.second()`: EXTRACT(<FIELD> FROM value), a NUMBER. EXTRACT takes YEAR, MONTH
 # and DAY from a DATE only; HOUR, MINUTE and SECOND need a TIMESTAMP or an INTERVAL; an

@@ -79,6 +79,8 @@ class FnAnalysis:
     regex_calls: dict[int, str] = field(default_factory=dict)  # Call -> its `re::` fn's name
     keyword_names: dict[int, str] = field(default_factory=dict)  # KeywordArg -> `p_limit`
     sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
+    # MethodCall -> `rowcount` or `total`: `bulk.rowcount(i)`, `bulk.total()` after a `forall`
+    bulk_counts: dict[int, str] = field(default_factory=dict)
 
 
 @record

@@ -38,6 +38,7 @@ class BodyScopes:
         self.read_cursors: set[str] = set()  # the `cursor<T>` parameters a `for` reads
         self.loop_depth = 0
         self.in_finally = False
+        self.forall_seen = False  # a `forall` comes before, in the body's text: `bulk` counts it
         self.returned_errors: set[int] = set()
         self.taken = set(naming.RESERVED_LOCALS)
         # Locals without a type whose value is an `int`, or a list literal of them

@@ -15,7 +15,7 @@ from pell.sqltokens import Token, TokenType
 
 # sql! { } terminators and modifiers.
 SQL_TERMINATORS = ("one", "first", "collect", "rowcount")
-SQL_MODIFIERS = ("returning", "for_update")
+SQL_MODIFIERS = ("returning", "for_update", "nowait")
 
 
 # First words of statements static PL/SQL refuses: DDL and session control (see `sql`).
@@ -305,6 +305,16 @@ class SqlChecker(BodyScopes):
             return t.UNKNOWN
         terminator = calls[-1]
         modifiers = names[:-1]
+        for index, call in enumerate(calls):
+            if call.name == "nowait" and "for_update" not in names[:index]:
+                # NOWAIT is part of the for_update_clause (SQL Language Reference, SELECT)
+                self.error(
+                    "sql-syntax",
+                    "`.nowait()` makes FOR UPDATE fail at once on a locked row: it follows "
+                    "`.for_update()`",
+                    call.name_span,
+                    "write `.for_update().nowait()`",
+                )
         if terminator.name == "rowcount":
             if shape is not None and shape.is_select:
                 self.error(

@@ -240,6 +240,11 @@ class ExpressionLowerer:
         ]
 
     def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
+        counted = self.analysis.bulk_counts.get(id(expr))
+        if counted == "total":
+            return naming.BULK_TOTAL, ATOM
+        if counted == "rowcount":
+            return f"{naming.BULK_ROWS}({self.lower(expr.args[0])})", ATOM
         if sql_chain(expr) is not None:
             return self.prelude_value(expr), ATOM
         if expr.name == "into":

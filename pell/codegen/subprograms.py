@@ -223,6 +223,16 @@ class FnLowerer(ExpressionLowerer):
             handlers.append(plsql.Handler([plsql.OTHERS], [*handler, self.at(plsql.Raise())]))
 
         declarations += [plsql.Variable(text) for text in self.temp_declarations]
+        if self.analysis.bulk_counts:
+            # SQL%BULK_ROWCOUNT's elements and SQL%ROWCOUNT are PLS_INTEGERs (PL/SQL Language
+            # Reference, "Getting Number of Rows Affected by FORALL Statement")
+            declarations += [
+                plsql.Variable(
+                    f"TYPE {naming.BULK_COUNTS_TYPE} IS TABLE OF PLS_INTEGER INDEX BY PLS_INTEGER;"
+                ),
+                plsql.Variable(f"{naming.BULK_ROWS} {naming.BULK_COUNTS_TYPE};"),
+                plsql.Variable(f"{naming.BULK_TOTAL} PLS_INTEGER;"),
+            ]
         if self.needs_result:
             declarations.append(
                 plsql.Variable(f"{naming.RESULT_VARIABLE} {plsql_type(self.fn.returns, 'local')};")
@@ -381,6 +391,8 @@ class FnLowerer(ExpressionLowerer):
         names = [call.name for call in calls]
         terminator = names[-1]
         lock = " FOR UPDATE" if "for_update" in names else ""
+        if lock and "nowait" in names:
+            lock += " NOWAIT"
         if terminator == "rowcount":
             self.emit(self.sql_statement(block))
             self.emit(plsql.Assign(target, "SQL%ROWCOUNT"))
@@ -590,6 +602,8 @@ class FnLowerer(ExpressionLowerer):
             dml = "\n".join("  " + line for line in statement.text.split("\n"))
             statement.text = f"FORALL {naming.BULK_INDEX} IN {bounds}\n{dml}"
             self.emit(statement)
+            if self.analysis.bulk_counts:
+                self.copy_bulk_counts(items, self.is_dense(stmt.source))
             return
         variable = self.analysis.bindings[id(stmt)].plsql
         source = stmt.source
@@ -629,6 +643,31 @@ class FnLowerer(ExpressionLowerer):
             query = self.at(self.sql_statement(chain[0]))
             multiline = "\n" in chain[0].text.strip()
             self.emit(plsql.CursorLoop(variable, query, self.loop_body(stmt.body), multiline))
+
+    def copy_bulk_counts(self, items: str, dense: bool) -> None:
+        """Right after a FORALL, its counts into the fn's own variables, which `bulk.total()`
+        and `bulk.rowcount(i)` read: SQL%ROWCOUNT is the total of all its statements, and
+        SQL%BULK_ROWCOUNT "is like an associative array whose ith element is the number of
+        rows affected by the ith DML statement in the most recently completed FORALL
+        statement" (PL/SQL Language Reference, "Getting Number of Rows Affected by FORALL
+        Statement"), with the FORALL's own subscripts (a range of 1 .. COUNT; INDICES OF: the
+        list's subscripts, FIRST to NEXT). Both describe the most recent SQL statement
+        (SQL%attribute, "Implicit Cursor Attributes"): copied before any other runs, so a
+        call or statement between the `forall` and `bulk` (a logging call) changes neither."""
+        rows = naming.BULK_ROWS
+        self.emit(plsql.Assign(naming.BULK_TOTAL, "SQL%ROWCOUNT"))
+        self.emit(plsql.Exec(f"{rows}.DELETE"))
+        if dense:
+            index = naming.unique(naming.INDEX_VARIABLE, self.taken)
+            copy = plsql.Assign(f"{rows}({index})", f"SQL%BULK_ROWCOUNT({index})")
+            self.emit(plsql.Loop(f"FOR {index} IN 1 .. {items}.COUNT", [copy]))
+            self.taken.discard(index)
+            return
+        index = self.declared_index(naming.INDEX_VARIABLE)
+        copy = plsql.Assign(f"{rows}({index})", f"SQL%BULK_ROWCOUNT({index})")
+        self.emit(plsql.Assign(index, f"{items}.FIRST"))
+        advance = plsql.Assign(index, f"{items}.NEXT({index})")
+        self.emit(plsql.Loop(f"WHILE {index} IS NOT NULL", [copy, advance]))
 
     def list_loop(self, variable: str, source: ast.Expr, body: ast.Block) -> None:
         """`for x in xs`: `x` set from each index in turn. A list pellc filled itself is

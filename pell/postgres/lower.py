@@ -272,6 +272,8 @@ class PgFnLowerer:
     ) -> None:
         terminator = names[-1]
         lock = " FOR UPDATE" if "for_update" in names else ""
+        if lock and "nowait" in names:
+            lock += " NOWAIT"
         if terminator == "rowcount":
             self.emit(self.sql(block, self.sql_text(block)))
             self.emit(plsql.Exec(f"GET DIAGNOSTICS {target} = ROW_COUNT"))
@@ -695,6 +697,10 @@ class PgFnLowerer:
         return foreign.fn(path[1])
 
     def methodcall(self, expr: ast.MethodCall) -> Lowered:
+        if id(expr) in self.analysis.bulk_counts:
+            # a `forall` here is a loop of single statements: PostgreSQL has no FORALL and no
+            # SQL%BULK_ROWCOUNT
+            raise self.unsupported(f"`bulk.{expr.name}()`, the row counts of Oracle's FORALL", expr.span)
         target_type = self.type_of(expr.target)
         if expr.name in ("into", "to_text"):
             wanted = self.type_of(expr)
@@ -737,6 +743,7 @@ class PgFnLowerer:
             texts: dict[str, Lowered] = {
                 # of a bytea, its number of bytes (PostgreSQL docs, "Binary String Functions")
                 "len": (f"length({receiver[0]})", ATOM),
+                "length": (f"length({receiver[0]})", ATOM),
                 "is_empty": (f"{text} = ''", COMPARISON),
                 "upper": (f"upper({receiver[0]})", ATOM),
                 "lower": (f"lower({receiver[0]})", ATOM),
