@@ -384,6 +384,7 @@ class Fn(Node):
     annotations: tuple[Annotation, ...]
     name_span: Span = field(repr=False, compare=False)
     has_body: bool = True  # False: `fn f(...);`, a signature only (stub modules)
+    unsafe: bool = False  # `unsafe fn`: may run dynamic SQL (`exec_dyn`)
 
 
 @record

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pell import ast
+from pell import ast, records
 from pell.diagnostics import Diagnostic
 from pell.lalr import FIRST, Rule, Token
 
@@ -307,6 +307,7 @@ class AstBuilder:
                 span=span,
                 name_span=body.name_span,
                 has_body=body.has_body,
+                unsafe=body.unsafe,
             )
         if isinstance(body, ast.Record):
             return ast.Record(body.name, body.fields, public, annotations, span=span)
@@ -346,9 +347,9 @@ class AstBuilder:
         span = at if isinstance(at, ast.Span) else token_span(at)
         self.diagnostics.append(Diagnostic.of("unsupported", message, span))
 
-    def unsafe_fn_decl(self, span: ast.Span, children: list[Any]) -> _Unsupported:
-        self.unsupported("`unsafe fn` (dynamic SQL) is not supported yet", children[0])
-        return UNSUPPORTED_ITEM
+    def unsafe_fn_decl(self, span: ast.Span, children: list[Any]) -> ast.Fn:
+        fn: ast.Fn = children[1]
+        return records.replace(fn, unsafe=True)
 
     def type_decl(self, span: ast.Span, children: list[Any]) -> _Unsupported:
         keyword: Token = children[0]

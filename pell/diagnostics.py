@@ -63,6 +63,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
+    "dynamic-sql": (
+        Severity.ERROR,
+        "`exec_dyn` misused: outside an `unsafe fn`, not one literal text, or a bind not in @binds",
+    ),
     "bad-regex": (Severity.ERROR, "a regex literal Oracle's regular expressions would not read so"),
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),
     "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),

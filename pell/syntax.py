@@ -415,7 +415,6 @@ _OUT_OF_SCOPE_WORDS = {
     "type": "object types (`type Name { }`) are not supported yet",
     "jq": "jq queries (`jq! { }`) are not supported yet",
     "json": "JSON literals (`json! { }`) are not supported yet",
-    "unsafe": "`unsafe fn` (dynamic SQL) is not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The grammar's keywords of those constructs: a syntax error inside one (the public compiler's
@@ -425,7 +424,6 @@ _OUT_OF_SCOPE_KEYWORDS = {
     "SEALED": "sealed",
     "TYPE": "type",
     "AGGREGATE": "aggregate",
-    "UNSAFE": "unsafe",
 }
 
 

@@ -225,7 +225,6 @@ def test_every_construct_compiles_or_gets_located_errors_never_a_crash() -> None
             'fn f() { let y = json!{ "a": 1 }; }',
             "JSON literals (`json! { }`) are not supported yet",
         ),
-        ("pub unsafe fn f() { }", "`unsafe fn` (dynamic SQL) is not supported yet"),
         (
             "@pipelined\n@parallel(partition = hash(c), order = (c, ts),)\nfn f() { }",
             "`@parallel(...)` is not supported yet",
@@ -261,8 +260,6 @@ def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
         ("aggregate a(x: number) -> number {\n  state { acc: number = 0; }\n"
          "  step(v: number) { }\n  finish() -> number { return 1; }\n}", "aggregate",
          "aggregates are not supported yet"),
-        ("@binds(st)\npub unsafe fn f(st: text) { exec_dyn(\"x\"); }", "unsafe",
-         "`unsafe fn` (dynamic SQL) is not supported yet"),
         ("fn f(j: text) { let x = jq!{ j | .a[] | select(.b == \"}\") }.collect(); }", "jq",
          "jq queries (`jq! { }`) are not supported yet"),
         ("@parallel(order = (a, b))\nfn f() { }", "@parallel", "`@parallel(...)` is not supported yet"),

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 FN_ANNOTATIONS = ("retry", "autonomous", "pipelined", "deterministic", "result_cache", "udf")
 ERROR_ANNOTATIONS = ("propagate", "skip", "panic")
+# Public Pell's annotations of an `unsafe fn` (pell.checker.dynamic_sql)
+DYNAMIC_SQL_ANNOTATIONS = ("binds", "touches")
 
 # @retry with one of these cannot be made safe; the reason completes "@retry cannot be used with ...".
 _RETRY_CONFLICTS = {
@@ -58,6 +60,43 @@ def _unknown(annotation: ast.Annotation, known: tuple[str, ...], what: str) -> D
     )
 
 
+def _check_dynamic_sql_annotation(
+    fn: ast.Fn, annotation: ast.Annotation, diagnostics: list[Diagnostic]
+) -> None:
+    """@binds(a, b) (the parameters `exec_dyn` binds) and @touches(t1, t2) (the tables its
+    SQL names, for the reader): names, on an `unsafe fn`, @binds' its parameters."""
+    if not fn.unsafe:
+        diagnostics.append(
+            Diagnostic.of(
+                "annotation-misuse",
+                f"@{annotation.name} describes the dynamic SQL of an `unsafe fn`; `{fn.name}` "
+                "is not one",
+                annotation.span,
+            )
+        )
+        return
+    params = {param.name for param in fn.params}
+    for arg in annotation.args:
+        value = arg.value
+        if arg.name is not None or not isinstance(value, ast.Name):
+            diagnostics.append(
+                Diagnostic.of(
+                    "annotation-misuse",
+                    f"@{annotation.name} takes names only",
+                    arg.span,
+                )
+            )
+        elif annotation.name == "binds" and (len(value.path) != 1 or value.path[0] not in params):
+            diagnostics.append(
+                Diagnostic.of(
+                    "annotation-misuse",
+                    f"@binds lists `{value.text}`, which is no parameter of `{fn.name}`",
+                    arg.span,
+                    hints=("@binds lists the parameters `exec_dyn` passes as binds",),
+                )
+            )
+
+
 def check_fn_annotations(
     fn: ast.Fn, sequences: frozenset[str], diagnostics: list[Diagnostic]
 ) -> tuple[RetryPolicy | None, ast.Annotation | None]:
@@ -72,6 +111,8 @@ def check_fn_annotations(
                     "unsupported", f"@{annotation.name} is not supported yet", annotation.span
                 )
             )
+        elif annotation.name in DYNAMIC_SQL_ANNOTATIONS:
+            _check_dynamic_sql_annotation(fn, annotation, diagnostics)
         elif annotation.name not in FN_ANNOTATIONS:
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":

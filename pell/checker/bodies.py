@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pell import ast, naming
+from pell.checker import dynamic_sql
 from pell.checker import types as t
 from pell.checker.expressions import ExpressionChecker, list_hints, narrowing_hints
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
@@ -157,7 +158,11 @@ class BodyChecker(ExpressionChecker):
             wanted = declared
             if declared is None and id(stmt) in self.widened and _is_list_literal(stmt.value):
                 wanted = _NUMBERS  # the literal itself is a list<number> (t_number_list)
+            value = strip_propagate(stmt.value)[0]
+            if isinstance(value, ast.Call) and value.callee.path == (dynamic_sql.NAME,):
+                self.dynamic_let = value  # its row goes INTO the local
             value_type = self.expr(stmt.value, wanted)
+            self.dynamic_let = None
             if declared is None:
                 declared = value_type
                 if value_type == t.INT:

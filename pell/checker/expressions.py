@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, regex
+from pell.checker import builtins, dynamic_sql, regex
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.methods import (
@@ -35,6 +35,7 @@ class ExpressionChecker(SqlChecker):
     the FnAnalysis."""
 
     as_statement = False  # the expression being typed is a statement of its own
+    dynamic_let: ast.Expr | None = None  # the `exec_dyn(...)` call a `let` takes its value from
 
     def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
         if isinstance(expr, ast.Propagate):
@@ -250,13 +251,9 @@ class ExpressionChecker(SqlChecker):
             return self.qualified_call(expr, expected)
         name = path[0]
         fn = self.module.fns.get(name)
-        if fn is None and name == "exec_dyn":
-            for arg in call_values(expr):
-                self.expr(arg, None)
-            self.error(
-                "unsupported", "dynamic SQL (`exec_dyn`) is not supported yet", expr.callee.span
-            )
-            return t.UNKNOWN
+        if fn is None and name == dynamic_sql.NAME:
+            into = self.dynamic_let is expr
+            return dynamic_sql.check_call(self, expr, into, expected if into else None)
         if fn is None and name in builtins.BUILTINS:  # Oracle's: a fn of the module wins
             if expr.keywords:
                 for arg in call_values(expr):

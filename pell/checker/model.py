@@ -11,6 +11,7 @@ from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
 if TYPE_CHECKING:
+    from pell.checker.dynamic_sql import DynamicSql
     from pell.checker.imports import Imports
     from pell.checker.retry_facts import ModuleFacts
 
@@ -81,6 +82,7 @@ class FnAnalysis:
     sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
     # MethodCall -> `rowcount` or `total`: `bulk.rowcount(i)`, `bulk.total()` after a `forall`
     bulk_counts: dict[int, str] = field(default_factory=dict)
+    dynamic_sql: dict[int, DynamicSql] = field(default_factory=dict)  # `exec_dyn` Call -> it
 
 
 @record

@@ -614,6 +614,36 @@ def call_effect(call: ast.Call) -> Effect:
     return Effect("call", call.span, f"`{written}`", path)
 
 
+EXEC_DYN = "exec_dyn"  # pell.checker.dynamic_sql.NAME (which imports nothing of this module)
+
+
+def exec_dyn_text(call: ast.Call) -> str | None:
+    """The SQL text an `exec_dyn(...)` runs when pellc can read it all: one string literal with
+    nothing spliced in (`{name}`); None otherwise."""
+    text = call.args[0] if len(call.args) == 1 else None
+    if isinstance(text, ast.StringLit) and all(type(part) is str for part in text.parts):
+        return "".join(str(part) for part in text.parts)
+    return None
+
+
+def exec_dyn_effects(text: str | None) -> tuple[str | None, str | None]:
+    """What an `exec_dyn` of `text` (None: a text pellc cannot read all of) does to the
+    transaction, as EXECUTE IMMEDIATE of the same text in a PL/SQL block: (how it ends it, or
+    None; the risk of a DBMS_SQL.PARSE in it of a text pellc cannot read, or None). A name
+    spliced in may make any statement of it, DDL too, and DDL commits."""
+    if text is None:
+        return f"`{EXEC_DYN}` of {UNREADABLE}", None
+    what, risk = _dynamic_effects(text)
+    return (f"`{EXEC_DYN}` of {what}" if what else None), risk
+
+
+def _exec_dyn_effect(call: ast.Call) -> Effect | None:
+    what, risk = exec_dyn_effects(exec_dyn_text(call))
+    if what is not None:
+        return Effect("commit", call.span, what)
+    return Effect("parse", call.span, risk) if risk is not None else None
+
+
 def ends_transaction(block: ast.SqlBlock) -> str | None:
     """How a `sql! { }` block ends the transaction (`COMMIT`, `DDL (TRUNCATE)`, `EXECUTE
     IMMEDIATE of ...`), or None: what the retry checks and the verifier's model both read."""
@@ -669,6 +699,11 @@ def _walk_body(
                 writes = writes or first in DML
                 effects += _sql_calls(node, tokens, own_sql, _Names(tokens))
         elif isinstance(node, ast.Call):
+            if node.callee.path == (EXEC_DYN,) and EXEC_DYN not in own_plsql:
+                dynamic = _exec_dyn_effect(node)
+                if dynamic is not None:
+                    effects.append(dynamic)
+                continue
             effect = call_effect(node)
             if effect.kind == "call":
                 calls.append((len(effects), node))

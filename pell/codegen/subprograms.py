@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 from pell import ast, naming, plsql, sqltext
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
+from pell.checker.dynamic_sql import DynamicSql
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
-from pell.checker.retry_facts import ends_transaction
+from pell.checker.retry_facts import EXEC_DYN, ends_transaction, exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.lists import dense_locals, dense_value, unwrap_value, written_in
@@ -354,6 +355,9 @@ class FnLowerer(ExpressionLowerer):
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], chain[1], type_, not_found)
             return
+        if (dynamic := self.analysis.dynamic_sql.get(id(value))) is not None:
+            self.emit(dynamic_statement(dynamic, self.into_list(target, type_)))
+            return
         self.emit(plsql.Assign(target, self.lower(value)))
 
     def store_list(
@@ -526,6 +530,9 @@ class FnLowerer(ExpressionLowerer):
 
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
+        if (dynamic := self.analysis.dynamic_sql.get(id(expr))) is not None:
+            self.emit(dynamic_statement(dynamic, []))
+            return
         if (chain := sql_chain(expr)) is not None:
             if any(call.name == "returning" for call in chain[1]):
                 # RETURNING needs its INTO, and the no-row check, even when the value is unused
@@ -901,6 +908,41 @@ class FnLowerer(ExpressionLowerer):
             words=words,
             ends_transaction=ends_transaction(block),
         )
+
+
+def dynamic_statement(dynamic: DynamicSql, into: list[str]) -> plsql.Sql:
+    """`exec_dyn(...)`: EXECUTE IMMEDIATE of its text, each spliced name checked by
+    DBMS_ASSERT.QUALIFIED_SQL_NAME (ORA-44004 unless it is a qualified SQL name: PL/SQL
+    Packages and Types Reference, DBMS_ASSERT), INTO `into`, USING its binds (by position:
+    pell.checker.dynamic_sql)."""
+    parts = [
+        quote_text(piece)
+        if isinstance(piece, str)
+        else f"DBMS_ASSERT.QUALIFIED_SQL_NAME({piece[0]})"
+        for piece in dynamic.pieces
+        if piece != ""
+    ]
+    text = "EXECUTE IMMEDIATE " + (" || ".join(parts) or "''")
+    if into:
+        text += " INTO " + ", ".join(into)
+    if dynamic.binds:
+        text += " USING " + ", ".join(dynamic.binds)
+    literal = dynamic.literal
+    words: tuple[str, ...] = ()
+    if literal is not None:
+        try:
+            words = tuple(token.text.lower() for token in sqltext.tokenize(literal))
+        except sqltext.SqlTextError:
+            words = ()
+    return plsql.Sql(
+        text,
+        verb=words[0] if words else "execute",
+        into=tuple(into),
+        binds=dynamic.binds,
+        summary=f"{EXEC_DYN} " + " ".join(words[:3]) if words else EXEC_DYN,
+        words=words,
+        ends_transaction=exec_dyn_effects(literal)[0],
+    )
 
 
 def spliced_sql(

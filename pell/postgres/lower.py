@@ -633,6 +633,10 @@ class PgFnLowerer:
         if builtin is not None:
             args, types = self.builtin_args(builtin, expr.args)
             return builtins.lower(self, builtin, args, types, expr.span)
+        if id(expr) in self.analysis.dynamic_sql:
+            # PL/pgSQL's EXECUTE binds $1, $2 and has no DBMS_ASSERT.QUALIFIED_SQL_NAME: the
+            # placeholders and the name check would both be rewritten, not carried over.
+            raise self.unsupported("dynamic SQL (`exec_dyn`)", expr.callee.span)
         if id(expr) in self.analysis.regex_calls:
             # PostgreSQL's regular expressions are another flavour (Advanced Regular
             # Expressions: `\b` is a backspace there, and its match rules differ); the same

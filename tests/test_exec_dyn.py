@@ -1,0 +1,66 @@
+"""`exec_dyn` in an `unsafe fn` (pell.checker.dynamic_sql): EXECUTE IMMEDIATE with binds only,
+and what the transaction checks and the verifier's model read of it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from verify_checks import assert_found, retry_parts, tree
+
+from pell import compile_source, parse, plsql
+from pell.verify import verify
+
+CASE = Path(__file__).parent / "cases" / "exec_dyn.pell"
+
+
+def _compiled():  # type: ignore[no-untyped-def]
+    result = compile_source(CASE.read_text(encoding="utf-8"), filename=CASE.name)
+    assert result.lowered is not None and result.sql is not None
+    return result
+
+
+def _dynamic(subprogram: plsql.Subprogram) -> plsql.Sql:
+    return next(
+        s
+        for s in plsql.walk(subprogram.body)
+        if isinstance(s, plsql.Sql) and s.text.startswith("EXECUTE IMMEDIATE")
+    )
+
+
+def test_unsafe_fn_parses_as_a_fn_marked_unsafe() -> None:
+    module, diagnostics = parse("module m;\npub unsafe fn f() { }\npub fn g() { }\n")
+    assert diagnostics == []
+    assert module is not None
+    assert [(fn.name, fn.unsafe) for fn in module.items if hasattr(fn, "unsafe")] == [
+        ("f", True),
+        ("g", False),
+    ]
+
+
+def test_values_are_bound_and_only_names_are_spliced_through_dbms_assert() -> None:
+    sql = _compiled().sql
+    assert sql is not None
+    statements = [line.strip() for line in sql.splitlines() if "EXECUTE IMMEDIATE" in line]
+    assert len(statements) == 4
+    for statement in statements:
+        # every piece joined to the text is a literal or a checked name, never a bare value
+        for joined in re.findall(r"\|\| (\S+)", statement):
+            assert joined.startswith(("'", "DBMS_ASSERT.QUALIFIED_SQL_NAME(")), statement
+    # USING by position, one bind per placeholder occurrence (`:id` twice)
+    assert statements[1].endswith("USING p_new_st, p_id, p_id;")
+
+
+def test_a_spliced_text_is_a_commit_to_the_verifier_and_a_literal_dml_is_not() -> None:
+    result = _compiled()
+    spliced = _dynamic(tree(result, "set_status"))
+    assert spliced.ends_transaction is not None
+    assert "cannot read" in spliced.ends_transaction
+    literal = _dynamic(tree(result, "purge"))
+    assert literal.ends_transaction is None and literal.verb == "delete"
+    # plant: the retried fn runs the spliced statement before its DELETE: the verifier's model
+    # commits there, and a failed DELETE's rollback finds no savepoint
+    _, attempt = retry_parts(tree(result, "purge"))
+    spliced.origin = literal.origin
+    attempt.body.insert(0, spliced)
+    assert_found(verify([result]), ("verify-no-savepoint", "35:15"), "raises ORA-01086")
