@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from verify_checks import assert_found, retry_parts, tree
 
 from pell import compile_source, parse, plsql
@@ -64,3 +65,35 @@ def test_a_spliced_text_is_a_commit_to_the_verifier_and_a_literal_dml_is_not() -
     spliced.origin = literal.origin
     attempt.body.insert(0, spliced)
     assert_found(verify([result]), ("verify-no-savepoint", "35:15"), "raises ORA-01086")
+
+
+# Where a `{name}` may not stand: DBMS_ASSERT.QUALIFIED_SQL_NAME passes a quoted name, which
+# may hold `'`, `--` or a newline, so inside a string or a comment it could end it (review 5)
+SPLICED = {
+    "in a string": "delete from t where owner = '{t}'",
+    "in a line comment": "delete from t -- {t}\\n where 1 = 0",
+    "in a block comment": "delete from t /* {t} */ where 1 = 0",
+    "in a quoted name": 'delete from \\"{t}\\"',
+    "before a database link": "delete from {t}@remote",
+    "joined to a name": "delete from tab_{t}",
+    "joined to another splice": "delete from {t}{t}",
+}
+
+
+@pytest.mark.parametrize("sql", SPLICED.values(), ids=SPLICED.keys())
+def test_a_splice_that_does_not_stand_as_an_identifier_is_refused(sql: str) -> None:
+    source = f'module inj;\n\npub unsafe fn f(t: text) {{\n    exec_dyn("{sql}");\n}}\n'
+    result = compile_source(source, filename="inj.pell")
+    assert result.sql is None
+    assert [d.code for d in result.diagnostics] == ["dynamic-sql"]
+    assert "must stand where an identifier does" in result.diagnostics[0].message
+
+
+def test_a_splice_standing_as_an_identifier_compiles() -> None:
+    source = (
+        'module inj;\n\npub unsafe fn f(s: text, t: text) {\n'
+        '    exec_dyn("delete from {s}.{t} where ({t}.id) > 0");\n}\n'
+    )
+    result = compile_source(source, filename="inj.pell")
+    assert result.sql is not None, result.diagnostics
+    assert "'delete from ' || DBMS_ASSERT.QUALIFIED_SQL_NAME(p_s) || '.' ||" in result.sql

@@ -122,6 +122,17 @@ def check_call(
         checker.error("dynamic-sql", f"`{NAME}`'s SQL text cannot be read: {error}", text.span)
         return expected if into and expected is not None else t.UNKNOWN
     binds, bound = _binds(checker, decl, shape, text.span)
+    if ok and not _splices_stand_alone(text, shape):
+        checker.error(
+            "dynamic-sql",
+            f"a `{{name}}` in `{NAME}`'s text must stand where an identifier does: not inside "
+            "a string, a quoted name or a comment, and not joined to other characters (a "
+            "quoted name DBMS_ASSERT passes may hold any character, `'` and newlines "
+            "included, so there it could end the string or the comment)",
+            text.span,
+            "pass a value as a bind: `:name` in the text, and the parameter in @binds(name)",
+        )
+        ok = False
     for colon, after in itertools.pairwise(shape.tokens):
         numbered = after.text[:1].isdigit()  # `:1`: no parameter to bind it from
         if colon.token_type == TokenType.COLON and after.start == colon.end + 1 and numbered:
@@ -228,3 +239,38 @@ def _binds(
             continue
         binds.append(naming.param_name(bind.name))
     return binds, ok
+
+
+# Characters that must not touch a splice: they would join it to a longer name, a quoted name,
+# a string or a database link (`t@link`)
+_JOINING = frozenset("\"'@$#_")
+
+
+def _splices_stand_alone(text: ast.StringLit, shape: sqltext.SqlShape) -> bool:
+    """Whether every `{name}` of `text` stands alone as an identifier: a word of its own in the
+    SQL (not in a string, a quoted name or a comment, which the tokens leave out or hold
+    whole), with nothing that joins it to more characters on either side.
+    DBMS_ASSERT.QUALIFIED_SQL_NAME accepts a quoted name, whose text may be any characters but
+    `"` (PL/SQL Packages and Types Reference, DBMS_ASSERT): only where an identifier stands
+    is that harmless."""
+    splices = sum(1 for part in text.parts if not isinstance(part, str))
+    words = sum(
+        1
+        for token in shape.tokens
+        if token.token_type == TokenType.VAR and token.text.lower() == _NAME_STAND_IN
+    )
+    if words != splices:
+        return False
+    # each piece of literal text, None for a splice
+    texts = [part if isinstance(part, str) else None for part in text.parts]
+    for index, piece in enumerate(texts):
+        if piece is not None:
+            continue
+        before = texts[index - 1] if index > 0 else ""
+        after = texts[index + 1] if index + 1 < len(texts) else ""
+        if before is None or after is None:
+            return False  # `{a}{b}`: one name of two splices
+        for neighbour in (before[-1:], after[:1]):
+            if neighbour and (neighbour.isalnum() or neighbour in _JOINING):
+                return False
+    return True
