@@ -19,6 +19,7 @@ the Perl-influenced extensions \\d \\D \\w \\W \\s \\S \\A \\Z \\z and the lazy 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from pell import ast
@@ -104,6 +105,15 @@ TABLE: tuple[RegexFn, ...] = (
 
 FNS: dict[str, RegexFn] = {f.name: f for f in TABLE}
 
+# The fns that refuse a pattern that can match the empty string, with what an empty match
+# would give (templates/regex_functions.sql.j2): find_all's REGEXP_SUBSTR of it is '', which
+# Oracle holds as NULL; split would cut the text where no separator stands. Both count matches
+# with REGEXP_COUNT, so neither loops for ever; the results are just not what was meant.
+EMPTY_MATCH_REFUSED: dict[str, str] = {
+    "find_all": "a None element",
+    "split": "a cut where no separator stands",
+}
+
 
 def pattern_text(literal: ast.RegexLit) -> str:
     """The pattern Oracle gets: `\\/` is the slash the literal could not hold as it is."""
@@ -125,7 +135,15 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
     """What Oracle's regular expressions would refuse, or silently read otherwise, in the
     literal, each with where: unmatched parentheses (ORA-12725) and brackets (ORA-12726,
     Database Error Messages), `(?` groups and `\\b`/`\\B`, which are not among the operators
-    of Appendix "Oracle Regular Expression Support", and a pattern over 512 bytes."""
+    of Appendix "Oracle Regular Expression Support", and a pattern over 512 bytes.
+
+    That appendix (SQL Language Reference, "Multilingual Regular Expression Syntax", Table D-1,
+    and "Perl-influenced Extensions", Table D-3) also bounds what a quantifier may be: `*`, `+`,
+    `?` and `{m}`, `{m,}`, `{m,n}` ("at least m times but no more than n times"), each after the
+    element it repeats, made lazy by a `?` after it; there is no possessive `++`, `*+`, `?+`
+    and no `\\Q...\\E` quoting (a `\\Q` is the letter Q). A back reference `\\n`
+    (Table D-1), one digit 1 to 9, repeats what the nth group matched, so it needs n groups
+    opened before it."""
     source = literal.source
     start = literal.span.start + 1  # after the opening slash
 
@@ -134,15 +152,72 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
 
     problems: list[tuple[str, ast.Span]] = []
     open_groups: list[int] = []
+    groups_opened = 0
+    # What stands before the next character: "none" (the start, after `(` or `|`: nothing a
+    # quantifier could repeat), "quantifier" (one that a `?` could still make lazy), "atom".
+    before = "none"
     index = 0
     while index < len(source):
         char = source[index]
+        interval = _INTERVAL.match(source, index)
+        if char in "*+?" or interval:
+            length = interval.end() - index if interval else 1
+            if before == "none":
+                problems.append(
+                    (
+                        f"`{source[index : index + length]}` has nothing before it to repeat: "
+                        "Oracle's regular expressions put a quantifier after what it repeats",
+                        at(index, length),
+                    )
+                )
+            elif before == "quantifier" and char == "+":
+                problems.append(
+                    (
+                        "a possessive quantifier (`++`, `*+`, `?+`) is not in Oracle's regular "
+                        "expressions (a lazy one, `+?`, is)",
+                        at(index),
+                    )
+                )
+            elif before == "quantifier" and char == "?":
+                before = "atom"  # lazy: nothing more to say of what follows
+                index += 1
+                continue
+            if interval and interval["max"] and int(interval["min"]) > int(interval["max"]):
+                problems.append(
+                    (
+                        f"`{interval[0]}` repeats at least {interval['min']} times but at most "
+                        f"{interval['max']}: the minimum must not be above the maximum",
+                        at(index, length),
+                    )
+                )
+            before = "quantifier"
+            index += length
+            continue
+        before = "atom"
         if char == "\\":
             escaped = source[index + 1 : index + 2]
             if escaped in ("b", "B"):
                 problems.append(
                     (
                         f"`\\{escaped}` (a word boundary) is not in Oracle's regular expressions",
+                        at(index, 2),
+                    )
+                )
+            elif escaped in ("Q", "E"):
+                problems.append(
+                    (
+                        f"`\\{escaped}` is not in Oracle's regular expressions (no "
+                        f"`\\Q...\\E` quoting): Oracle reads it as the letter {escaped}; "
+                        "escape each special character with `\\` instead",
+                        at(index, 2),
+                    )
+                )
+            elif escaped.isdigit() and int(escaped) > groups_opened:
+                opened = f"{groups_opened} group" + ("" if groups_opened == 1 else "s")
+                problems.append(
+                    (
+                        f"`\\{escaped}` refers back to group {escaped}, but only {opened} "
+                        "open before it",
                         at(index, 2),
                     )
                 )
@@ -154,6 +229,8 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
                 break
             index = end + 1
         elif char == "(":
+            open_groups.append(index)
+            before = "none"
             if source[index + 1 : index + 2] == "?":
                 problems.append(
                     (
@@ -162,8 +239,10 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
                         at(index, 2),
                     )
                 )
-            open_groups.append(index)
-            index += 1
+                index += 2
+            else:
+                groups_opened += 1
+                index += 1
         elif char == ")":
             if open_groups:
                 open_groups.pop()
@@ -171,6 +250,8 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
                 problems.append(("this `)` closes no `(`", at(index)))
             index += 1
         else:
+            if char == "|":
+                before = "none"
             index += 1
     problems += [("this `(` is never closed by a `)`", at(i)) for i in open_groups]
     size = len(pattern_text(literal).encode("utf-8"))
@@ -182,6 +263,66 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
             )
         )
     return problems
+
+
+# `{m}`, `{m,}`, `{m,n}` (Table D-1); any other `{` is left as it is written
+_INTERVAL = re.compile(r"\{(?P<min>[0-9]+)(?:,(?P<max>[0-9]*))?\}")
+
+
+def matches_empty(literal: ast.RegexLit) -> bool:
+    """Whether the pattern can match the empty string: some alternative whose every element
+    can be absent (`*`, `?`, `{0...}`, an anchor, a group that can match it). Read only for a
+    pattern with no problems; a back reference counts as a character (in doubt, not empty)."""
+    source = literal.source
+    index = 0
+
+    def alternatives() -> bool:
+        nonlocal index
+        empty = sequence()
+        while source[index : index + 1] == "|":
+            index += 1
+            empty = sequence() or empty
+        return empty
+
+    def sequence() -> bool:
+        nonlocal index
+        empty = True
+        while index < len(source) and source[index] not in "|)":
+            char = source[index]
+            if char == "(":
+                index += 1
+                element = alternatives()
+                index += 1  # the `)`
+            elif char == "[":
+                element = False
+                index = (_bracket_end(source, index) or len(source)) + 1
+            elif char == "\\":
+                element = source[index + 1 : index + 2] in _ANCHOR_ESCAPES
+                index += 2
+            else:
+                element = char in "^$"
+                index += 1
+            # the quantifiers after it, each lazy `?` included, and whether one allows none
+            while index < len(source):
+                interval = _INTERVAL.match(source, index)
+                if interval:
+                    element = element or int(interval["min"]) == 0
+                    index = interval.end()
+                elif source[index] in "*?":
+                    element = True
+                    index += 1
+                elif source[index] == "+":
+                    index += 1
+                else:
+                    break
+            empty = empty and element
+        return empty
+
+    return alternatives()
+
+
+# `\\A`, `\\Z`, `\\z` match a position, not a character (Table D-3)
+_ANCHOR_ESCAPES = ("A", "Z", "z")
 
 
 def _bracket_end(source: str, open_at: int) -> int | None:
@@ -243,8 +384,17 @@ def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | No
         param = fn.params[index] if index < len(fn.params) else t.UNKNOWN
         if param is None:
             if isinstance(arg, ast.RegexLit):
-                for message, span in pattern_problems(arg):
+                problems = pattern_problems(arg)
+                for message, span in problems:
                     checker.error("bad-regex", message, span)
+                if not problems and name in EMPTY_MATCH_REFUSED and matches_empty(arg):
+                    checker.error(
+                        "bad-regex",
+                        f"this pattern can match the empty string; in `re::{name}` each empty "
+                        f"match would be {EMPTY_MATCH_REFUSED[name]}",
+                        arg.span,
+                        "make each match at least one character: `+` or `{1,}` for `*`",
+                    )
             else:
                 checker.expr(arg, None)
                 checker.error(
