@@ -1,13 +1,17 @@
-"""Shared test helpers: single-file snapshots (.sql and .txt) and the parseora gate."""
+"""Shared test helpers: single-file snapshots (.sql and .txt), the parseora gate, and one
+throwaway PostgreSQL server for the tests that run on it."""
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import parseora
 import pytest
+from postgres_server import Server, binaries, running
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
@@ -81,3 +85,28 @@ def assert_oracle_accepts(sql: str) -> None:
     """Fail the test if parseora reports any error in `sql`."""
     problems = oracle_parse_errors(sql)
     assert not problems, "parseora rejects the generated SQL:\n" + "\n".join(problems)
+
+
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Server]:
+    """One throwaway PostgreSQL cluster for the whole run (tests/postgres_server.py), started
+    by the first test that asks for it; the tests skip where there is no server."""
+    bindir = binaries()
+    if bindir is None:
+        pytest.skip("no PostgreSQL binaries (pg_config --bindir): postgres tests skipped")
+    with running(bindir) as started:
+        yield started
+
+
+@pytest.fixture
+def postgres_database(postgres_server: Server) -> str:
+    """A fresh database on that server for one test: its connection string."""
+    import psycopg
+
+    name = f"t{next(_databases)}"
+    with psycopg.connect(postgres_server.conninfo(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    return postgres_server.conninfo(name)

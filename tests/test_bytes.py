@@ -4,11 +4,7 @@ server, a value bound in, fetched back, compared and written as text."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
-
 import pytest
-from postgres_server import Server, binaries, running
 
 from pell import compile_source
 from pell.postgres import runtime_sql
@@ -75,23 +71,10 @@ pub fn g() -> text {
 
 
 psycopg = pytest.importorskip("psycopg")
-BINDIR = binaries()
-_databases = itertools.count(1)
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    if BINDIR is None:
-        pytest.skip("no PostgreSQL binaries (pg_config --bindir)")
-    with running(BINDIR) as started:
-        yield started
-
-
-def test_bytes_round_trip_on_the_postgres_server(server: Server) -> None:
-    name = f"b{next(_databases)}"
-    with psycopg.connect(server.conninfo(), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    with psycopg.connect(server.conninfo(name), autocommit=True) as connection:
+def test_bytes_round_trip_on_the_postgres_server(postgres_database: str) -> None:
+    with psycopg.connect(postgres_database, autocommit=True) as connection:
         connection.execute("create table blob_store (id integer primary key, digest bytea)")
         result = compile_source(SOURCE, "m.pell", "postgres")
         assert result.sql is not None and result.module is not None

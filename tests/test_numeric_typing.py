@@ -9,14 +9,12 @@ tests/cases/errors/number_into_int.pell show the whole generated text and every 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
 import pytest
 from conftest import assert_oracle_accepts
-from postgres_server import Server, binaries, running
 
 from pell import compile_source
 
@@ -280,24 +278,11 @@ def test_a_local_given_a_number_is_no_range_bound() -> None:
 # -- on a real server
 
 psycopg = pytest.importorskip("psycopg")
-BINDIR = binaries()
-_databases = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    if BINDIR is None:
-        pytest.skip("no PostgreSQL binaries (pg_config --bindir)")
-    with running(BINDIR, port=54331) as started:
-        yield started
 
 
 @pytest.fixture
-def connection(server: Server) -> Iterator[Any]:
-    name = f"n{next(_databases)}"
-    with psycopg.connect(server.conninfo(), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    with psycopg.connect(server.conninfo(name), autocommit=True) as opened:
+def connection(postgres_database: str) -> Iterator[Any]:
+    with psycopg.connect(postgres_database, autocommit=True) as opened:
         opened.execute(_sql(NUMBERS, "postgres"))
         opened.execute(_sql(LISTS, "postgres"))
         yield opened

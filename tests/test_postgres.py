@@ -1,20 +1,18 @@
 """`--target postgres` against a real PostgreSQL server: the compiled code loads, returns the
 right values, and its retry loop behaves under real deadlocks (issue 14).
 
-A throwaway cluster is started for this module (tests/postgres_server.py) and each test gets a
-database of its own. Skipped, with the reason, only when no PostgreSQL binaries exist.
+One throwaway cluster serves the run (conftest.py, tests/postgres_server.py) and each test gets
+a database of its own. Skipped, with the reason, only when no PostgreSQL binaries exist.
 """
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_server import Server, binaries, running
+from postgres_server import binaries
 
 from pell import compile_source
 from pell.postgres import runtime_sql
@@ -27,23 +25,11 @@ pytestmark = pytest.mark.skipif(
     BINDIR is None, reason="no PostgreSQL binaries (pg_config --bindir): postgres tests skipped"
 )
 
-_databases = itertools.count(1)
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
-    assert BINDIR is not None
-    with running(BINDIR) as started:
-        yield started
-
 
 @pytest.fixture
-def dsn(server: Server) -> str:
-    """A fresh database for one test."""
-    name = f"t{next(_databases)}"
-    with psycopg.connect(server.conninfo(), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")
-    return server.conninfo(name)
+def dsn(postgres_database: str) -> str:
+    """A fresh database for one test (conftest.py: one server for the run)."""
+    return postgres_database
 
 
 def load(dsn: str, source: str, setup: str = "") -> None:
