@@ -72,6 +72,18 @@ def _report(error: Exception) -> None:
         sys.stderr.write(f"pellc: error: {error}\n")
 
 
+def _note(path: Path, message: str) -> None:
+    """A note about a file that is no diagnostic of its source: `path: message`, or a JSON line
+    with severity "note" under --format json (which prints nothing but JSON lines)."""
+    from pell.diagnostics import output_format
+
+    if output_format.get() == "json":
+        shown = {"severity": "note", "message": message, "path": str(path)}
+        sys.stderr.write(json.dumps(shown) + "\n")
+    else:
+        sys.stderr.write(f"{path}: {message}\n")
+
+
 def _apply_settings(args: argparse.Namespace) -> None:
     """The project's `target` when `--target` is not given (the project of the first input:
     `[tool.pellc]` or pell.toml at or above it)."""
@@ -358,9 +370,7 @@ def _build(args: argparse.Namespace) -> int:
     for path, text, result in _with_project_findings(compiled, project, args.target):
         sys.stderr.write(render_all(result.diagnostics, SourceFile(str(path), text), args.pretty))
         if result.ok_stub:
-            sys.stderr.write(
-                f"{path}: a @stub module declares an Oracle package: nothing to generate\n"
-            )
+            _note(path, "a @stub module declares an Oracle package: nothing to generate")
         elif result.sql is None:
             failed = True
         elif args.output is not None:
@@ -661,7 +671,7 @@ def _deploy(args: argparse.Namespace) -> int:
             if o.source is not None and read_header(o.source.text) is None
         }
         for path in sorted(scripts):
-            sys.stderr.write(f"{sources[path]}: a script: not deployed (run its .sql yourself)\n")
+            _note(sources[path], "a script: not deployed (run its .sql yourself)")
         plan: list[tuple[deploy.Script, list[deploy.Statement]]] = []
         broken = False
         for path in deploy.deployment_order(out_dir):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -248,3 +249,19 @@ def test_deploy_never_runs_a_script(tmp_path: Path, capsys: pytest.CaptureFixtur
     captured = capsys.readouterr()
     assert captured.out.splitlines()[1:] == ["  1. m.sql: PACKAGE M", "  2. m.sql: PACKAGE BODY M"]
     assert captured.err == f"{tmp_path / 'run.pell'}: a script: not deployed (run its .sql yourself)\n"
+
+
+def test_the_script_note_is_a_json_line_under_format_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "m.pell").write_text("module m;\npub fn f() -> number { return 1; }\n", "utf-8")
+    (tmp_path / "run.pell").write_text("let x = 1;\n", "utf-8")
+    assert main(["deploy", "--dry-run", "--format", "json", str(tmp_path)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {
+            "severity": "note",
+            "message": "a script: not deployed (run its .sql yourself)",
+            "path": str(tmp_path / "run.pell"),
+        }
+    ]
