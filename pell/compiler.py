@@ -96,22 +96,11 @@ def compile(
     diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
         return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
-    if target == "postgres" and module.script:
-        # a PostgreSQL DO block runs PL/pgSQL but has no helper functions of its own, and
-        # commits only outside a transaction block: not lowered yet
-        start = module.items[0].span.start
-        unsupported = Diagnostic.of(
-            "unsupported",
-            "a script (a file with no `module` line) is not supported on postgres yet: put its "
-            "statements in a fn of a module",
-            ast.Span(start, start),
-        )
-        diagnostics += settle([unsupported])
-        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
     if target == "postgres":
-        from pell.postgres import lower_module
+        from pell.postgres import lower_module, lower_script
 
-        pg, problems = lower_module(checked, pg_header(filename, text, version))
+        lower_pg = lower_script if module.script else lower_module
+        pg, problems = lower_pg(checked, pg_header(filename, text, version))
         if pg is None:
             diagnostics += settle(problems)
             return CompileResult(

@@ -1136,3 +1136,24 @@ def test_error_payloads_write_the_same_json_in_every_session(dsn: str) -> None:
         'late.Late: {"by" : "1 02:00:00.500000", "at" : "2024-05-01T13:45:00.500000", '
         '"n" : 2.5, "k" : 3}'
     }
+
+
+
+def test_a_script_runs_as_a_do_block(dsn: str) -> None:
+    # a script's statements run in a DO block; its notices are what its println wrote
+    script = compile_source(
+        "let total = 0;\nfor r in sql! { select n from tally order by n } {\n"
+        "    total = total + r.n * 2;\n}\n"
+        "sql! { insert into tally (n) values (:total) };\n"
+        'println("total {total}");\n',
+        "s.pell",
+        "postgres",
+    )
+    assert script.sql is not None, [d.message for d in script.diagnostics]
+    notices: list[str] = []
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("create table tally (n integer); insert into tally values (1), (2), (3)")
+        connection.add_notice_handler(lambda notice: notices.append(notice.message_primary))
+        connection.execute(script.sql)
+        rows = connection.execute("select n from tally order by n").fetchall()
+    assert notices == ["total 12"] and rows == [(1,), (2,), (3,), (12,)]

@@ -20,7 +20,7 @@ from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
 from pell.records import record
 
-__all__ = ["PgModule", "lower_module", "runtime_sql"]
+__all__ = ["PgModule", "lower_module", "lower_script", "runtime_sql"]
 
 
 @record
@@ -125,6 +125,25 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         parts += _record_ddl(checked, schema, name)
     parts += functions
     return PgModule("\n\n".join(parts) + "\n", tuple(subprograms)), []
+
+
+def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, list[Diagnostic]]:
+    """A script (a file with no `module` line) as a DO block: its implicit procedure's
+    declarations and statements are the block's (PostgreSQL 15 docs, "DO": "the code block
+    is treated as though it were the body of a function with no parameters, returning
+    void"). It creates nothing, so it needs no schema."""
+    # a DO block declares no functions or types of its own
+    declared = [r.decl.span for r in checked.records.values()]
+    declared += [f.decl.name_span for name, f in checked.fns.items() if name != ast.SCRIPT_FN]
+    if declared:
+        return None, [_unsupported("a fn or record in a script", min(declared))]
+    fn = checked.fns[ast.SCRIPT_FN]
+    try:
+        body, tree = PgFnLowerer(checked, fn, checked.analyses[fn.decl.name], "pg_temp").lower_fn()
+    except Unsupported as problem:
+        return None, [_unsupported(problem.what, problem.span)]
+    quote = next(q for q in _dollar_quotes() if q not in body)
+    return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,)), []
 
 
 def _dollar_quotes() -> Iterator[str]:
