@@ -136,7 +136,7 @@ def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     declared = [r.decl.span for r in checked.records.values()]
     declared += [f.decl.name_span for name, f in checked.fns.items() if name != ast.SCRIPT_FN]
     if declared:
-        return None, [_unsupported("a fn or record in a script", min(declared))]
+        return None, [_unsupported("a fn or record in a script", min(declared, key=lambda s: s.start))]
     fn = checked.fns[ast.SCRIPT_FN]
     try:
         body, tree = PgFnLowerer(checked, fn, checked.analyses[fn.decl.name], "pg_temp").lower_fn()
