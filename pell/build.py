@@ -23,6 +23,7 @@ from pell.diagnostics import Diagnostic, SourceFile
 from pell.error_codes import CATEGORY_RANGES, DeclaredError, declared_errors
 from pell.project import Config, Project, ProjectFile, file_identity, project_file
 from pell.records import field, record
+from pell.resources import compiler_fingerprint
 from pell.runtime import project_runtime, references_runtime
 
 if TYPE_CHECKING:
@@ -605,7 +606,8 @@ def build_tree(
         except OSError as error:
             raise FileError("write", out_dir, error) from error
     manifest = _load_manifest(out_dir)
-    same_compiler = manifest.get("version") == __version__ and manifest.get("target") == target
+    compiler = compiler_fingerprint()
+    same_compiler = manifest.get("version") == compiler and manifest.get("target") == target
     modules = manifest.get("modules")
     recorded: dict[str, object] = modules if isinstance(modules, dict) else {}
     old_entries = recorded if same_compiler else {}
@@ -786,7 +788,7 @@ def build_tree(
     # What the runtime's text is made from. When the manifest records the same, and the file
     # still holds what was written then, the runtime is not made again (nor Jinja imported).
     numbered = [(e.module, e.name, e.category, e.exception, e.code) for e in runtime.errors]
-    runtime_inputs = sha256(repr((__version__, target, numbered)))
+    runtime_inputs = sha256(repr((compiler, target, numbered)))
     recorded_runtime = manifest.get("runtime_errors")
     if needs_runtime and runtime.problems:
         result.runtime = "failed"
@@ -817,7 +819,7 @@ def build_tree(
         result.code_file_path = runtime.book_path
     if not check_only:
         new_manifest = {
-            "version": __version__,
+            "version": compiler,
             "target": target,
             "modules": dict(sorted(entries.items())),
             "runtime_errors": runtime_hash

@@ -23,6 +23,25 @@ def resource_dir(name: str) -> Path:
     raise FileNotFoundError(f"pellc is installed without its {name}/ folder")
 
 
+@functools.cache
+def compiler_fingerprint() -> str:
+    """What this copy of pellc is: its version and a hash of its own code, grammar, templates
+    and shipped stubs. A build reuses an earlier output only when this is unchanged, so a
+    checkout whose compiler changed (same version number) does not keep stale outputs."""
+    import hashlib
+
+    from pell import __version__
+
+    digest = hashlib.sha256()
+    folders = [_PACKAGE_DIR, resource_dir("grammar"), resource_dir("templates")]
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".py", ".lark", ".j2", ".pell") and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(folder).as_posix().encode())
+                digest.update(path.read_bytes())
+    return f"{__version__}+{digest.hexdigest()[:16]}"
+
+
 def cache_dir() -> Path:
     """pellc's directory in the user's cache: the analysed grammar, compiled templates."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
+import pell
 import pell.build
+import pell.resources
 import pell.runtime
 from pell import compile_path
 from pell.build import build_tree
@@ -63,6 +65,22 @@ def test_second_build_rewrites_nothing(tmp_path: Path, capsys: pytest.CaptureFix
     after = _outputs(out)
     del before[".pellc-manifest.json"], after[".pellc-manifest.json"]
     assert after == before
+
+
+def test_a_changed_compiler_with_the_same_version_compiles_everything_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the manifest records pellc's own code, not only its version number: a checkout whose
+    # compiler changed must not keep outputs the old code wrote
+    src, out = _tree(tmp_path), tmp_path / "out"
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    recorded = json.loads((out / ".pellc-manifest.json").read_text("utf-8"))["version"]
+    assert recorded == pell.resources.compiler_fingerprint() != pell.__version__
+    monkeypatch.setattr(pell.build, "compiler_fingerprint", lambda: recorded + "-edited")
+    capsys.readouterr()
+    assert main(["build", str(src), "-d", str(out)]) == 0
+    # every module compiled again; the runtime made again, and its text is the same
+    assert capsys.readouterr().err == "built 3, unchanged 0, failed 0, runtime unchanged\n"
 
 
 def test_a_changed_module_is_rebuilt_alone_and_errors_rebuild_the_runtime(
