@@ -261,8 +261,12 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
                 module.span,
             )
         )
-    seen: dict[str, ast.Item] = {}
+    seen: dict[tuple[str, bool], ast.Item] = {}
+    exact: dict[str, ast.Item] = {}
     record_names = {i.name.lower() for i in module.items if isinstance(i, ast.Record)}
+    record_types = {
+        naming.record_type_name(i.name): i for i in module.items if isinstance(i, ast.Record)
+    }
     for item in module.items:
         if isinstance(item, ast.Fn) and item.name in PRINT_ALIASES:
             diagnostics.append(
@@ -273,7 +277,12 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
                     item.name_span,
                 )
             )
-        first = seen.get(item.name.lower())
+        # Pell names are case-sensitive; two that differ only in case clash when their
+        # PL/SQL names would be one: fns and sequences share one namespace, records, errors
+        # and enums another (`fn transfer` and `record Transfer` are `transfer` and the type
+        # `t_transfer`). The same name twice clashes whatever the kinds.
+        key = (item.name.lower(), isinstance(item, ast.Fn | ast.Sequence))
+        first = seen.get(key) or exact.get(item.name)
         if first is not None:
             diagnostics.append(
                 Diagnostic.of(
@@ -284,7 +293,18 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
                 )
             )
         else:
-            seen[item.name.lower()] = item
+            seen[key] = exact[item.name] = item
+        if isinstance(item, ast.Fn) and naming.fn_name(item.name).lower() in record_types:
+            record = record_types[naming.fn_name(item.name).lower()]
+            diagnostics.append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"fn `{item.name}` would be the PL/SQL name of record `{record.name}`'s type "
+                    f"`{naming.record_type_name(record.name)}`",
+                    item.name_span,
+                    hints=("choose another name for the fn",),
+                )
+            )
         element = item.name.lower().removesuffix("_list")
         if (
             isinstance(item, ast.Record)
