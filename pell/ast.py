@@ -112,6 +112,7 @@ class Call(Node):
     callee: Name
     args: tuple[Expr, ...]  # the positional arguments
     keywords: tuple[KeywordArg, ...] = ()  # `f(a, limit = 10)`: after the positional ones
+    type_args: tuple[TypeArg, ...] = ()  # `re::capture::<T>(...)`
 
 
 @record

@@ -732,6 +732,12 @@ class AstBuilder:
             args = (_as_text(args[0]),)
         return ast.Call(callee, args, keywords, span=span)
 
+    def generic_call(self, span: ast.Span, children: list[Any]) -> ast.Call:
+        """`path::<T, U>(args)`: a call with type arguments (`re::capture::<T>(text, /re/)`)."""
+        type_args = tuple(c for c in children[1:-1] if isinstance(c, ast.TypeArg))
+        call = self.call(span, [children[0], children[-1]])
+        return records.replace(call, type_args=type_args)
+
     def fn_args(self, span: ast.Span, children: list[Any]) -> list[Any]:
         return _present(children)
 

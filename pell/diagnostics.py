@@ -68,6 +68,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         "`exec_dyn` misused: outside an `unsafe fn`, not one literal text, or a bind not in @binds",
     ),
     "bad-regex": (Severity.ERROR, "a regex literal Oracle's regular expressions would not read so"),
+    "capture-fields": (
+        Severity.ERROR,
+        "a `re::capture` record's fields and its pattern's groups do not pair up",
+    ),
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),
     "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),
     "retry-serialization-scope": (Severity.WARNING, "`on = [serialization]` under savepoint scope"),

@@ -448,17 +448,9 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     if text.startswith("<", position) and text[:position].rstrip().endswith("::"):
         before = text[:position].rstrip()[:-2]
         qualified = re.search(r"([A-Za-z_]\w*)\s*(?:::\s*[A-Za-z_]\w*\s*)*$", before)
-        if qualified is not None and qualified.group(1) in ("json", "re", "pivot"):
+        if qualified is not None and qualified.group(1) in ("json", "pivot"):
             start = qualified.start(1)
             library = qualified.group(1)
-            if library == "re":  # pellc has `re::`'s fns on text (pell.checker.regex), no generics
-                written = re.sub(r"\s+", "", before[start:])
-                return Diagnostic.of(
-                    "unsupported",
-                    f"`{written}::<T>` (matches into a record) is not supported yet",
-                    ast.Span(start, len(before)),
-                    hints=("`re::` has matches, find, find_all, replace_all and split",),
-                )
             return Diagnostic.of(
                 "unsupported",
                 f"`{library}::` (a module of the public Pell library) is not supported yet",

@@ -229,14 +229,6 @@ def test_every_construct_compiles_or_gets_located_errors_never_a_crash() -> None
             "@pipelined\n@parallel(partition = hash(c), order = (c, ts),)\nfn f() { }",
             "`@parallel(...)` is not supported yet",
         ),
-        (
-            "fn f() { let u = json::into::<User>(j); }",
-            "`json::` (a module of the public Pell library) is not supported yet",
-        ),
-        (
-            "fn f() { let p = re::capture::<Phone>(s); }",
-            "`re::capture::<T>` (matches into a record) is not supported yet",
-        ),
     ],
 )
 def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from pell import ast
+from pell.checker import ut
 from pell.checker.retry_facts import DML, tokens_of
 from pell.diagnostics import Diagnostic, Note, did_you_mean
 from pell.oracle_errors import ERROR_CLASSES
@@ -113,6 +114,8 @@ def check_fn_annotations(
             )
         elif annotation.name in DYNAMIC_SQL_ANNOTATIONS:
             _check_dynamic_sql_annotation(fn, annotation, diagnostics)
+        elif annotation.name in ut.FN_ANNOTATIONS:
+            continue  # a utPLSQL suite's: pell.checker.ut.check_suite
         elif annotation.name not in FN_ANNOTATIONS:
             diagnostics.append(_unknown(annotation, FN_ANNOTATIONS, "a fn"))
         elif annotation.name != "retry":

@@ -17,6 +17,7 @@ from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
 from pell.checker.retry_safety import check_retry_safety, for_target
 from pell.checker.stubs import check_module_annotations, check_stub_items, stub_facts
+from pell.checker.ut import check_suite
 from pell.diagnostics import Diagnostic, Note, did_you_mean, quoted_with_article
 from pell.naming import TRANSACTION_OPEN, exception_name
 
@@ -533,6 +534,7 @@ def _declare(
 ) -> tuple[CheckedModule, TypeResolver]:
     _check_names(module, diagnostics)
     check_module_annotations(module, diagnostics)
+    check_suite(module, diagnostics)
     check_stub_items(module, diagnostics)
     imports, problems = resolve_imports(module, index)
     diagnostics += [Diagnostic.of(code, message, span) for code, span, message in problems]

@@ -13,6 +13,7 @@ from pell.sqltext import Bind
 if TYPE_CHECKING:
     from pell.checker.dynamic_sql import DynamicSql
     from pell.checker.imports import Imports
+    from pell.checker.regex import Capture
     from pell.checker.retry_facts import ModuleFacts
 
 
@@ -83,6 +84,9 @@ class FnAnalysis:
     # MethodCall -> `rowcount` or `total`: `bulk.rowcount(i)`, `bulk.total()` after a `forall`
     bulk_counts: dict[int, str] = field(default_factory=dict)
     dynamic_sql: dict[int, DynamicSql] = field(default_factory=dict)  # `exec_dyn` Call -> it
+    captures: dict[int, Capture] = field(default_factory=dict)  # `re::capture::<T>` Call -> it
+    # MethodCalls `ut::expect(actual).matcher(args)` (pell.checker.ut)
+    ut_expectations: set[int] = field(default_factory=set)
 
 
 @record

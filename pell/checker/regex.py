@@ -115,11 +115,16 @@ EMPTY_MATCH_REFUSED: dict[str, str] = {
 }
 
 
-def pattern_text(literal: ast.RegexLit) -> str:
-    """The pattern Oracle gets: `\\/` is the slash the literal could not hold as it is."""
+def pattern_text(literal: ast.RegexLit, without_names: bool = False) -> str:
+    """The pattern Oracle gets: `\\/` is the slash the literal could not hold as it is;
+    `without_names`: each named group `(?<name>x)` as the plain group `(x)` (`re::capture`)."""
     out: list[str] = []
     index = 0
     source = literal.source
+    if without_names:
+        for group in reversed(capture_groups(literal)):
+            if group.name is not None:
+                source = source[: group.name_start] + source[group.name_end :]
     while index < len(source):
         if source[index] == "\\" and index + 1 < len(source):
             pair = source[index : index + 2]
@@ -131,7 +136,9 @@ def pattern_text(literal: ast.RegexLit) -> str:
     return "".join(out)
 
 
-def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
+def pattern_problems(
+    literal: ast.RegexLit, named_groups: bool = False
+) -> list[tuple[str, ast.Span]]:
     """What Oracle's regular expressions would refuse, or silently read otherwise, in the
     literal, each with where: unmatched parentheses (ORA-12725) and brackets (ORA-12726,
     Database Error Messages), `(?` groups and `\\b`/`\\B`, which are not among the operators
@@ -143,7 +150,8 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
     element it repeats, made lazy by a `?` after it; there is no possessive `++`, `*+`, `?+`
     and no `\\Q...\\E` quoting (a `\\Q` is the letter Q). A back reference `\\n`
     (Table D-1), one digit 1 to 9, repeats what the nth group matched, so it needs n groups
-    opened before it."""
+    opened before it. `named_groups`: `(?<name>x)` is a group (`re::capture` names fields with
+    it, and gives Oracle the plain group)."""
     source = literal.source
     start = literal.span.start + 1  # after the opening slash
 
@@ -231,7 +239,11 @@ def pattern_problems(literal: ast.RegexLit) -> list[tuple[str, ast.Span]]:
         elif char == "(":
             open_groups.append(index)
             before = "none"
-            if source[index + 1 : index + 2] == "?":
+            named = _NAMED_GROUP.match(source, index + 1) if named_groups else None
+            if named is not None:
+                groups_opened += 1
+                index = named.end()
+            elif source[index + 1 : index + 2] == "?":
                 problems.append(
                     (
                         "`(?` groups (non-capturing, named, lookaround) are not in Oracle's "
@@ -349,10 +361,241 @@ def _bracket_end(source: str, open_at: int) -> int | None:
     return None
 
 
+# `(?<name>`: a named group, as public Pell writes it for `re::capture` (after the `(`)
+_NAMED_GROUP = re.compile(r"\?<([A-Za-z_][A-Za-z0-9_]*)>")
+CAPTURE = "capture"
+# REGEXP_SUBSTR's subexpr "is a nonnegative integer from 0 to 9" (SQL Language Reference,
+# REGEXP_SUBSTR); "Subexpressions are numbered in order in which their left parentheses
+# appear in pattern" (REGEXP_INSTR: subexpr)
+MAX_SUBEXPRESSION = 9
+
+
+@record
+class Group:
+    """A capturing group of a pattern: its number (1-based, by its left parenthesis), its name
+    (`(?<name>...)`) if it has one, and where the `?<name>` stands in the literal's source."""
+
+    number: int
+    name: str | None
+    open_at: int  # the `(`, in the literal's source
+    name_start: int = 0
+    name_end: int = 0
+
+
+def capture_groups(literal: ast.RegexLit) -> list[Group]:
+    """The pattern's capturing groups in the order Oracle numbers them: by left parenthesis,
+    outside bracket expressions and escapes; `(?` groups other than named ones are not
+    counted (pattern_problems refuses them)."""
+    source = literal.source
+    groups: list[Group] = []
+    index = 0
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+        elif char == "[":
+            index = (_bracket_end(source, index) or len(source)) + 1
+        elif char == "(":
+            named = _NAMED_GROUP.match(source, index + 1)
+            if named is not None:
+                groups.append(
+                    Group(len(groups) + 1, named.group(1), index, named.start(), named.end())
+                )
+            elif source[index + 1 : index + 2] != "?":
+                groups.append(Group(len(groups) + 1, None, index))
+            index += 1
+        else:
+            index += 1
+    return groups
+
+
+@record
+class Capture:
+    """`re::capture::<T>(text, /pattern/)`, as the lowering needs it: the pattern Oracle gets
+    (its groups unnamed) and, per field of T in order, the group that fills it."""
+
+    pattern: str
+    fields: tuple[tuple[str, int], ...]
+
+
+def check_capture(checker: ExpressionChecker, expr: ast.Call, as_statement: bool) -> t.Type:
+    """`re::capture::<T>(text, /pattern/)`: a record T of text fields, filled field by field
+    from the pattern's groups: by name when the pattern names them (`(?<area>...)`, every
+    field named by one group), else in order (as many groups as fields)."""
+    record_type: t.RecordType | None = None
+    type_span = expr.type_args[0].span if expr.type_args else expr.callee.span
+    if len(expr.type_args) != 1 or len(expr.type_args[0].alternatives) != 1:
+        checker.error(
+            "type-mismatch",
+            "`re::capture` takes one type argument, the record it fills: "
+            "`re::capture::<Phone>(s, /(?<area>[0-9]{3})-(?<line>[0-9]{4})/)`",
+            type_span,
+        )
+    else:
+        resolved = checker.resolver.resolve(expr.type_args[0].alternatives[0])
+        if isinstance(resolved, t.RecordType):
+            record_type = resolved
+        elif not isinstance(resolved, t.UnknownType):
+            checker.error(
+                "type-mismatch",
+                f"`re::capture` fills a record, not {quoted_with_article(resolved)}",
+                type_span,
+            )
+    if len(expr.args) != 2 or expr.keywords:
+        checker.error(
+            "arity",
+            "`re::capture` takes the text and the pattern: `re::capture::<T>(s, /pattern/)`",
+            expr.span,
+        )
+    text = expr.args[0] if expr.args else None
+    if text is not None:
+        type_ = checker.expr(text, t.TEXT)
+        if not t.assignable(type_, t.TEXT):
+            checker.error(
+                "type-mismatch",
+                f"argument 1 of `re::capture` must be a `text`, not {quoted_with_article(type_)}",
+                text.span,
+            )
+    pattern = expr.args[1] if len(expr.args) > 1 else None
+    for extra in (*expr.args[2:], *(k.value for k in expr.keywords)):
+        checker.expr(extra, None)
+    literal, exact = _capture_pattern(pattern)
+    if pattern is not None and literal is None:
+        checker.expr(pattern, None)
+        checker.error(
+            "type-mismatch",
+            "argument 2 of `re::capture` must be a regex literal (`/pattern/`) or a text "
+            "literal with no `{...}` in it",
+            pattern.span,
+        )
+    problems = pattern_problems(literal, named_groups=True) if literal is not None else []
+    for message, span in problems:
+        # a string with escapes: its characters are not where the source has them
+        checker.error("bad-regex", message, span if exact else literal.span if literal else span)
+    if as_statement:
+        checker.error(
+            "not-a-statement",
+            "the value of `re::capture(...)` is not used; it only computes a value",
+            expr.span,
+        )
+    if record_type is None:
+        return t.UNKNOWN
+    if literal is None or problems:
+        return record_type
+    fields = checker.module.record_info(record_type).fields
+    before = checker.diagnostic_count()
+    pairs = _pair_fields(checker, record_type, fields, literal, exact)
+    for name, field_type in fields.items():
+        if not t.is_text(field_type):
+            checker.error(
+                "type-mismatch",
+                f"field `{name}` of `{record_type}` is {quoted_with_article(field_type)}; "
+                "`re::capture` fills text fields with the text each group matched",
+                type_span,
+                "declare the field `text` and convert it after: `p.n.into::<number>()`",
+            )
+    if checker.diagnostic_count() == before:
+        checker.analysis.regex_calls[id(expr)] = CAPTURE
+        checker.analysis.captures[id(expr)] = Capture(
+            pattern_text(literal, without_names=True), pairs
+        )
+    return record_type
+
+
+def _capture_pattern(pattern: ast.Expr | None) -> tuple[ast.RegexLit | None, bool]:
+    """The pattern of `re::capture` as a regex literal, and whether its characters stand where
+    the source has them: a `/.../` literal, or a text literal as public Pell also writes it
+    (`` `(?<a>\\d+)` ``), taken as it is (a raw string's characters are its source's)."""
+    if isinstance(pattern, ast.RegexLit):
+        return pattern, True
+    if isinstance(pattern, ast.StringLit) and all(isinstance(p, str) for p in pattern.parts):
+        text = "".join(str(p) for p in pattern.parts)
+        exact = pattern.span.end - pattern.span.start == len(text) + 2
+        # pattern_text's one change, `\\/` to `/`, is the same pattern to Oracle
+        return ast.RegexLit(text, span=pattern.span), exact
+    return None, False
+
+
+def _pair_fields(
+    checker: ExpressionChecker,
+    record_type: t.RecordType,
+    fields: dict[str, t.Type],
+    literal: ast.RegexLit,
+    exact: bool,
+) -> tuple[tuple[str, int], ...]:
+    """Each field of the record with the number of the group that fills it, reporting
+    `capture-fields` where they do not pair up (at a group's name when `exact`: the literal's
+    characters stand where the source has them)."""
+    groups = capture_groups(literal)
+    start = literal.span.start + 1  # the source's first character, after the `/`
+    named = [g for g in groups if g.name is not None]
+    pairs: list[tuple[str, int]] = []
+    if named:
+        by_name: dict[str, Group] = {}
+        for group in named:
+            assert group.name is not None
+            span = (
+                ast.Span(start + group.name_start + 2, start + group.name_end - 1)
+                if exact
+                else literal.span
+            )
+            if group.name not in fields:
+                checker.error(
+                    "capture-fields",
+                    f"group `{group.name}` names no field of `{record_type}`"
+                    f"{did_you_mean(group.name, list(fields))}",
+                    span,
+                )
+            elif group.name in by_name:
+                checker.error(
+                    "capture-fields", f"two groups are named `{group.name}`", span
+                )
+            else:
+                by_name[group.name] = group
+        for name in fields:
+            group_of = by_name.get(name)
+            if group_of is None:
+                checker.error(
+                    "capture-fields",
+                    f"field `{name}` of `{record_type}` has no group in the pattern: name one "
+                    f"`(?<{name}>...)`",
+                    literal.span,
+                )
+            else:
+                pairs.append((name, group_of.number))
+    elif len(groups) != len(fields):
+        checker.error(
+            "capture-fields",
+            f"the pattern has {len(groups)} group{'' if len(groups) == 1 else 's'} and "
+            f"`{record_type}` {len(fields)} field{'' if len(fields) == 1 else 's'}: each field "
+            "takes one group, in order, or the group that names it (`(?<field>...)`)",
+            literal.span,
+        )
+    else:
+        pairs = [(name, group.number) for name, group in zip(fields, groups, strict=True)]
+    for name, number in pairs:
+        if number > MAX_SUBEXPRESSION:
+            checker.error(
+                "capture-fields",
+                f"field `{name}` takes group {number}; Oracle's REGEXP_SUBSTR returns groups 1 "
+                f"to {MAX_SUBEXPRESSION} only",
+                literal.span,
+            )
+    return tuple(pairs)
+
+
 def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | None) -> t.Type:
     """Type `re::name(...)`, reporting what is surely wrong, and record it for the lowering."""
     as_statement = checker.as_statement
     name = "::".join(expr.callee.path[1:])
+    if name == CAPTURE:
+        return check_capture(checker, expr, as_statement)
+    if expr.type_args:
+        checker.error(
+            "type-mismatch",
+            f"`re::{name}` takes no type argument; `re::capture::<T>` does",
+            expr.type_args[0].span,
+        )
     fn = FNS.get(name)
     if fn is None or expr.keywords:
         for value in (*expr.args, *(k.value for k in expr.keywords)):
@@ -363,7 +606,7 @@ def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | No
                 "unknown-fn",
                 f"`re` has no fn `{name}`{did_you_mean(name, list(FNS))}",
                 expr.callee.span,
-                f"`re` has {', '.join(f'`{f.name}`' for f in TABLE)}",
+                f"`re` has {', '.join(f'`{f.name}`' for f in TABLE)} and `capture`",
             )
         else:
             checker.error(

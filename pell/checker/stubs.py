@@ -21,7 +21,7 @@ from pell.diagnostics import Diagnostic
 if TYPE_CHECKING:
     from pell.checker.retry_facts import ModuleFacts
 
-MODULE_ANNOTATIONS = ("stub", "irreversible", "package")
+MODULE_ANNOTATIONS = ("stub", "irreversible", "package", "suite")  # @suite: pell.checker.ut
 STUB_FN_ANNOTATIONS = ("commits", "irreversible")
 
 
@@ -51,7 +51,10 @@ def check_module_annotations(module: ast.Module, diagnostics: list[Diagnostic]) 
                     "unknown-annotation",
                     f"unknown annotation @{annotation.name} on a module; it is ignored",
                     annotation.span,
-                    hints=('annotations here are: @package("name"), @stub, @irreversible (stubs)',),
+                    hints=(
+                        'annotations here are: @package("name"), @stub, @irreversible (stubs), '
+                        '@suite("what it tests")',
+                    ),
                 )
             )
         elif annotation.name == "stub" and annotation.args:

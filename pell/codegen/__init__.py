@@ -8,6 +8,7 @@ import re
 
 from pell import ast, naming, plsql
 from pell.checker import types as t
+from pell.checker import ut
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, subprogram_view
@@ -44,6 +45,8 @@ class LoweredModule:
     number_text_function: str = ""
     interval_text_function: str = ""
     text_number_function: str = ""
+    # a utPLSQL suite's package-level annotations (pell.checker.ut): `--%suite(...)`
+    suite_annotations: tuple[str, ...] = ()
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -216,8 +219,11 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         name=name,
         spec_records=tuple(spec_types),
         # each subprogram carries its fn's signature (worked out once, in lower_fn)
+        # a suite's procedure-level annotations directly before the procedure (pell.checker.ut)
         spec_signatures=tuple(
-            source_marker(fn.decl.name_span.start) + sub.signature
+            "".join(f"{line}\n  " for line in ut.fn_lines(fn.decl))
+            + source_marker(fn.decl.name_span.start)
+            + sub.signature
             for fn, sub in zip(fns, subprograms, strict=True)
             if fn.decl.public
         ),
@@ -239,6 +245,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         number_text_function=_used(naming.NUMBER_TEXT_FUNCTION, helpers),
         interval_text_function=_used(naming.INTERVAL_TEXT_FUNCTION, helpers),
         text_number_function=_used(naming.TEXT_NUMBER_FUNCTION, helpers),
+        suite_annotations=ut.suite_lines(checked.module),
     )
 
 

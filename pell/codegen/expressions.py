@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, regex
+from pell.checker import builtins, regex, ut
 from pell.checker import types as t
 from pell.checker.methods import BYTES_METHODS, LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
@@ -193,6 +193,8 @@ class ExpressionLowerer:
         builtin = self.analysis.builtins.get(id(expr))
         if builtin is not None:  # Oracle's own function: no call of Pell code to record
             return builtins.lower(builtin, self.builtin_args(builtin, expr.args))
+        if id(expr) in self.analysis.captures:
+            return self.prelude_value(expr), ATOM  # filled field by field
         regex_fn = self.analysis.regex_calls.get(id(expr))
         if regex_fn is not None:
             return self.regex_call_sql(regex_fn, expr.args)
@@ -240,6 +242,14 @@ class ExpressionLowerer:
         ]
 
     def methodcall_sql(self, expr: ast.MethodCall) -> Lowered:
+        if id(expr) in self.analysis.ut_expectations:
+            expect = expr.target
+            assert isinstance(expect, ast.Call)
+            message = self.lower(expect.args[1]) if len(expect.args) > 1 else None
+            call = ut.lower_expectation(
+                self.lower(expect.args[0]), message, expr.name, [self.lower(a) for a in expr.args]
+            )
+            return call, ATOM
         counted = self.analysis.bulk_counts.get(id(expr))
         if counted == "total":
             return naming.BULK_TOTAL, ATOM

@@ -7,10 +7,12 @@ from functools import partial
 from typing import Any, TypeVar
 
 from pell import ast, naming, plsql, sqltext
+from pell.checker import regex
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.dynamic_sql import DynamicSql
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker.regex import Capture
 from pell.checker.retry_facts import EXEC_DYN, ends_transaction, exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import ExpressionLowerer, quote_text
@@ -352,6 +354,10 @@ class FnLowerer(ExpressionLowerer):
         if isinstance(value, ast.ListLit):
             self.store_list(target, value, type_)
             return
+        capture = self.analysis.captures.get(id(value))
+        if capture is not None and isinstance(value, ast.Call):
+            self.store_capture(target, value.args[0], capture)
+            return
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], chain[1], type_, not_found)
             return
@@ -522,6 +528,25 @@ class FnLowerer(ExpressionLowerer):
         code = naming.code_constant(module_path, own_name)
         return plsql.RaiseError(code, message, (module_path, own_name))
 
+    def store_capture(self, target: str, text: ast.Expr, capture: Capture) -> None:
+        """`re::capture::<T>(text, /pattern/)`: each field the text its group matched, the
+        first match's: REGEXP_SUBSTR(text, pattern, 1, 1, 'c', group) (SQL Language Reference,
+        REGEXP_SUBSTR: subexpr; NULL when nothing matches). The text is read once, before the
+        first field is set (it may be computed, or read from the target itself)."""
+        source = self.lower(text)
+        if not isinstance(text, ast.Name | ast.StringLit):
+            held = self.temp(t.TEXT)
+            self.emit(plsql.Assign(held, source))
+            source = held
+        pattern = quote_text(capture.pattern)
+        for field, group in capture.fields:
+            self.emit(
+                plsql.Assign(
+                    f"{target}.{naming.field_name(field)}",
+                    f"REGEXP_SUBSTR({source}, {pattern}, 1, 1, {regex.MATCH_PARAMETER}, {group})",
+                )
+            )
+
     def prelude_value(self, expr: ast.Expr) -> str:
         type_ = self.type_of(expr)
         name = self.temp(type_)
@@ -552,7 +577,8 @@ class FnLowerer(ExpressionLowerer):
             )
             value = expr.args[0]
             element = self.type_of(value)
-            if isinstance(unwrap_value(value), ast.RecordLit):
+            filled = unwrap_value(value)
+            if isinstance(filled, ast.RecordLit) or id(filled) in self.analysis.captures:
                 # field by field into a temporary: each `COUNT + 1` would be another element
                 temporary = self.temp(element)
                 self.store(temporary, value, element)

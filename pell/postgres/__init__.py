@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
+from pell.checker.ut import suite_annotation
 from pell.diagnostics import Diagnostic
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
@@ -100,6 +101,9 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     for item in module.items:
         if isinstance(item, ast.Sequence) and "::" in item.name:
             diagnostics.append(_unsupported("a sequence of another schema", item.span))
+    suite = suite_annotation(module)
+    if suite is not None:  # utPLSQL is Oracle's: no PostgreSQL framework reads its annotations
+        diagnostics.append(_unsupported("a utPLSQL suite (`@suite`)", suite.span))
     functions: list[str] = []
     subprograms: list[plsql.Subprogram] = []
     for name, fn in checked.fns.items():
