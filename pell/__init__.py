@@ -64,9 +64,11 @@ def compile_source(
     filename: str = "<source>",
     target: str = "23ai",
     index: ModuleIndex | None = None,
+    path: Path | str | None = None,
 ) -> CompileResult:
     """Compile Pell source text; `filename` is what the output header and diagnostics show.
-    `index` holds the other modules of its project (`pell.project`)."""
+    `index` holds the other modules of its project (`pell.project`); `path` is where the file
+    is, when it is one (a module in a `stubs` folder is a stub)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     # The compiler makes millions of short-lived acyclic objects: the cycle collector only
@@ -78,7 +80,7 @@ def compile_source(
     sys.setrecursionlimit(max(recursion_limit, 20 * MAX_NESTING + 1000))
     suggestions = suggestions_left.set(SUGGESTIONS_PER_COMPILE)
     try:
-        return compiler.compile(text, filename, target, __version__, index)
+        return compiler.compile(text, filename, target, __version__, index, path)
     finally:
         suggestions_left.reset(suggestions)
         sys.setrecursionlimit(recursion_limit)
@@ -108,7 +110,7 @@ def compile_path(path: str | Path, target: str = "23ai") -> CompileResult:
     if failure is not None:
         return failure
     assert text is not None
-    return compile_source(text, path.name, target)
+    return compile_source(text, path.name, target, path=path)
 
 
 def __getattr__(name: str) -> object:

@@ -418,13 +418,16 @@ class Module(Node):
     # A file with no `module` line: its statements are the body of the one fn SCRIPT_FN,
     # printed as an anonymous block (pell.codegen.print_script); no package, never imported.
     script: bool = False
+    # Its file sits in a folder named `stubs` (STUBS_FOLDER): a stub without `@stub`, as the
+    # public Pell runtime ships its stubs (pell.project.in_stubs_folder)
+    stub_folder: bool = False
 
     def annotation(self, name: str) -> Annotation | None:
         return next((a for a in self.annotations if a.name == name), None)
 
     @property
     def is_stub(self) -> bool:
-        return self.annotation("stub") is not None
+        return self.stub_folder or self.annotation("stub") is not None
 
     @property
     def dotted_name(self) -> str:

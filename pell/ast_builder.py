@@ -256,23 +256,28 @@ class AstBuilder:
     def script(self, span: ast.Span, children: list[Any]) -> ast.Module:
         """A file with no `module` line: its statements become the body of one implicit
         procedure (ast.SCRIPT_FN), checked and lowered as any fn's, printed as an anonymous
-        block."""
+        block; its fns and records are the block's local subprograms and types."""
         imports = tuple(c for c in children if isinstance(c, ast.Import))
-        stmts = tuple(c for c in children if not isinstance(c, ast.Import | _Unsupported))
+        items = tuple(c for c in children if isinstance(c, ast.Fn | ast.Record))
+        stmts = tuple(
+            c for c in children if not isinstance(c, ast.Import | ast.Fn | ast.Record | _Unsupported)
+        )
         whole = ast.Span(span.start, len(self.text))
         body = ast.Block(stmts, span=whole)
         name_span = ast.Span(span.start, span.start)
         main = ast.Fn(ast.SCRIPT_FN, (), None, body, None, False, (), span=whole, name_span=name_span)
-        return ast.Module(("script",), imports, (main,), (), span=whole, script=True)
+        return ast.Module(("script",), imports, (main, *items), (), span=whole, script=True)
 
-    def script_item(self, span: ast.Span, children: list[Any]) -> _Unsupported:
-        body = children[-1]
-        if not isinstance(body, _Unsupported):
-            # An anonymous block's local subprograms and types are visible to it alone: a
-            # script's fns and records belong in a module it imports.
+    def script_item(self, span: ast.Span, children: list[Any]) -> ast.Fn | ast.Record | _Unsupported:
+        item = self.item(span, children)
+        if isinstance(item, ast.Fn | ast.Record):
+            return item  # a local subprogram or type of the script's block (print_script)
+        if not isinstance(item, _Unsupported):
+            # an error needs pell_runtime's exception, an enum and a seq a package: a script
+            # declares none
             self.unsupported(
-                "a fn, record, error, enum or seq in a script (a file with no `module` line) is "
-                "not supported yet: declare it in a module and `import` that module",
+                "an error, enum or seq in a script (a file with no `module` line) is not "
+                "supported yet: declare it in a module and `import` that module",
                 ast.Span(span.start, span.start + len(self.text[span.start :].split(None, 1)[0])),
             )
         return UNSUPPORTED_ITEM

@@ -434,9 +434,11 @@ def compile_module(
     index: ModuleIndex,
     duplicate: Diagnostic | None,
     source_maps: bool,
+    path: Path | None = None,
 ) -> Compiled:
-    """One module of a build compiled, here or in a worker process."""
-    compiled = compile_source(text, filename, target, index)
+    """One module of a build compiled, here or in a worker process: `filename` is what its
+    output header and diagnostics show, `path` where the file is."""
+    compiled = compile_source(text, filename, target, index, path)
     if duplicate is not None:
         compiled = compiled.failed_with(duplicate)
     return Compiled.of(compiled, source_maps)
@@ -475,10 +477,12 @@ def _start_worker(project: Project | _ProjectCopy) -> None:
 
 
 def _compile_in_worker(
-    text: str, filename: str, target: str, duplicate: Diagnostic | None, source_maps: bool
+    text: str, path: Path, target: str, duplicate: Diagnostic | None, source_maps: bool
 ) -> Compiled:
     assert _worker_project is not None
-    return compile_module(text, filename, target, _worker_project.index, duplicate, source_maps)
+    return compile_module(
+        text, path.name, target, _worker_project.index, duplicate, source_maps, path
+    )
 
 
 class _Compilations:
@@ -500,7 +504,7 @@ class _Compilations:
         target: str,
         source_maps: bool,
         jobs: int,
-        work: dict[int, tuple[str, str, Diagnostic | None]],  # text, file name, duplicate
+        work: dict[int, tuple[str, Path, Diagnostic | None]],  # text, file, duplicate
     ) -> None:
         self.project = project
         self.target = target
@@ -518,9 +522,9 @@ class _Compilations:
                 return future.result()
             except Exception:
                 pass  # compiled again here: a bug raises here as in a serial build
-        text, filename, duplicate = self.work[number]
+        text, path, duplicate = self.work[number]
         compiled = compile_module(
-            text, filename, self.target, self.project.index, duplicate, self.source_maps
+            text, path.name, self.target, self.project.index, duplicate, self.source_maps, path
         )
         if not self.started:
             self.started = True
@@ -536,9 +540,9 @@ class _Compilations:
         try:
             self.pool = _pool(workers, self.project, forking)
             for number in numbers:
-                text, filename, duplicate = self.work[number]
+                text, path, duplicate = self.work[number]
                 self.futures[number] = self.pool.submit(
-                    _compile_in_worker, text, filename, self.target, duplicate, self.source_maps
+                    _compile_in_worker, text, path, self.target, duplicate, self.source_maps
                 )
         except Exception:  # no /dev/shm, no more processes...: this process compiles them
             self.close()
@@ -654,11 +658,11 @@ def build_tree(
         ):
             reused = cached_facts  # its output is kept
         plans[number] = (source_hash, depends, duplicate, reused)
-    work: dict[int, tuple[str, str, Diagnostic | None]] = {}
+    work: dict[int, tuple[str, Path, Diagnostic | None]] = {}
     for number, (_, _, duplicate, reused) in plans.items():
         text = texts[units[number].path][0]
         if reused is None and text is not None:
-            work[number] = (text, units[number].path.name, duplicate)
+            work[number] = (text, units[number].path, duplicate)
     compilations = _Compilations(project, target, source_maps, processes, work)
     base = os.path.abspath(out_dir)
     refs = [_source_ref(unit.path, base) for unit in units]

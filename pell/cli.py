@@ -311,7 +311,7 @@ def _compile_file(
     if text is None:
         return None
     with _compiling(path):
-        result = compile_source(text, path.name, target, project.index)
+        result = compile_source(text, path.name, target, project.index, path)
         duplicate = project.duplicate_of(path)
         if duplicate is not None:
             result = result.failed_with(duplicate)
@@ -601,6 +601,7 @@ def _explain(args: argparse.Namespace) -> int:
     from pell.build import project_of, project_wide_findings
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.explain import explain, render_json, render_text
+    from pell.project import as_located
 
     path: Path = args.file
     text = _read_source(path, args.pretty)
@@ -609,6 +610,7 @@ def _explain(args: argparse.Namespace) -> int:
     source = SourceFile(str(path), text)
     with _compiling(path):
         module, diagnostics = parse(text)
+        module = as_located(module, path)
         if module is not None:
             project = project_of([path])
             checked, more = check(module, args.target, project.index)

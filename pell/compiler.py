@@ -15,6 +15,8 @@ from pell.diagnostics import Diagnostic, SourceFile, has_errors
 from pell.records import record
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pell.checker.imports import ModuleIndex
     from pell.checker.retry_facts import ModuleFacts
     from pell.codegen import LoweredModule
@@ -64,12 +66,19 @@ class CompileResult:
 
 
 def compile(
-    text: str, filename: str, target: str, version: str, index: ModuleIndex | None = None
+    text: str,
+    filename: str,
+    target: str,
+    version: str,
+    index: ModuleIndex | None = None,
+    path: Path | str | None = None,
 ) -> CompileResult:
     """Source text -> PL/SQL: read, parse, check, lower, print; no SQL when any stage found
-    errors. `index` holds the modules it may import (default: pellc's stubs only)."""
+    errors. `index` holds the modules it may import (default: pellc's stubs only); `path`,
+    where the file is (a module in a `stubs` folder is a stub), if it is a file."""
     from pell.checker import check
     from pell.codegen import header, lower, print_module, print_script
+    from pell.project import as_located
     from pell.syntax import parse
 
     text = readable_text(text)
@@ -78,7 +87,8 @@ def compile(
     diagnostics = size_limit(text)
     if diagnostics:
         return CompileResult(source, None, tuple(diagnostics))
-    module, diagnostics = parse(text)
+    parsed, diagnostics = parse(text)
+    module = as_located(parsed, path)
     diagnostics = settle(diagnostics)
     if module is None:
         return CompileResult(source, None, tuple(diagnostics))

@@ -28,6 +28,25 @@ if TYPE_CHECKING:
 
 STUBS_DIR = Path(__file__).resolve().parent / "stubs"
 CONFIG_FILES = ("pyproject.toml", "pell.toml")
+# A module whose file sits directly in a folder of this name is a stub, `@stub` or not: the
+# public Pell runtime ships its stubs so (`runtime/stubs/dbms_lock.pell`, empty-bodied fns)
+STUBS_FOLDER = "stubs"
+
+
+def in_stubs_folder(path: Path | str) -> bool:
+    """Is this file directly in a folder named `stubs`? (language.md, "Stubs"; a name given
+    relative to the working directory counts that directory)"""
+    return Path(os.path.abspath(path)).parent.name == STUBS_FOLDER
+
+
+def as_located(module: ast.Module | None, path: Path | str | None) -> ast.Module | None:
+    """The parsed module of the file at `path`: a stub when the file is in a `stubs` folder
+    (a script never is: it declares no package)."""
+    if module is None or path is None or module.script or not in_stubs_folder(path):
+        return module
+    from pell.records import replace
+
+    return replace(module, stub_folder=True)
 
 # A module's header, read without parsing the file (grammar/pell.lark: `module_decl:
 # annotation* "module" module_path ";"`): enough to know which module a file declares and
@@ -289,7 +308,7 @@ class ProjectFile:
         if self._parsed is None:
             from pell.syntax import parse
 
-            self._parsed = (parse(self.source.text)[0],)
+            self._parsed = (as_located(parse(self.source.text)[0], self.path),)
         return self._parsed[0]
 
 
@@ -334,6 +353,7 @@ class ModuleIndex:
 
 
 _IMPORT = re.compile(r"^\s*import\s+([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)\s*;", re.MULTILINE)
+_QUALIFIER = re.compile(r"\b([A-Za-z_]\w*)\s*::")  # `alias::`, read as loosely as _IMPORT
 
 
 class Project:
@@ -391,15 +411,24 @@ class Project:
         return self.imported_by([path])
 
     def imported_by(self, paths: Iterable[Path]) -> list[ProjectFile]:
-        """The project files the modules of `paths` import, at any depth, each once: one walk
-        for them all (imported_files of each would walk shared imports again and again)."""
+        """The project files the modules of `paths` import (or name with no import, `alias::`),
+        at any depth, each once: one walk for them all (imported_files of each would walk
+        shared imports again and again)."""
         found: list[ProjectFile] = []
         seen: set[tuple[str, ...]] = set()
         pending = [file for file in map(self.file, paths) if file is not None]
         while pending:
             current = pending.pop()
-            for match in _IMPORT.finditer(current.source.text):
-                key = _key(tuple(p.strip() for p in match.group(1).split("::")))
+            text = current.source.text
+            imported_keys = (
+                _key(tuple(p.strip() for p in match.group(1).split("::")))
+                for match in _IMPORT.finditer(text)
+            )
+            # a module of a one-part name is called with no import too (`catalog::tables()`)
+            named_keys = {(match.group(1).lower(),) for match in _QUALIFIER.finditer(text)}
+            for key in (*imported_keys, *sorted(named_keys)):
+                if key not in self.index.files and len(key) == 2 and key[0] == "std":
+                    key = key[1:]  # `import std::logger;`: the module `logger`
                 if key not in seen:
                     seen.add(key)
                     imported = self.index.files.get(key, [])
@@ -408,13 +437,14 @@ class Project:
         return found
 
     def stub_files(self) -> list[ProjectFile]:
-        """The project's own `@stub` modules (their header names `@stub`; the parse confirms
-        it): called without an import, they are no file's import."""
+        """The project's own stub modules (their header names `@stub`, or their file is in a
+        `stubs` folder; the parse confirms it): called without an import, they are no file's
+        import."""
         return [
             file
             for file in self.files
             if (header := read_header(file.source.text)) is not None
-            and "stub" in header.annotations
+            and ("stub" in header.annotations or in_stubs_folder(file.path))
             and file.module is not None
             and file.module.is_stub
         ]

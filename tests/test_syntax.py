@@ -342,14 +342,15 @@ def test_a_file_without_a_module_line_is_a_script_of_one_implicit_procedure() ->
     assert isinstance(main, ast.Fn) and len(main.body.stmts) == 2
 
 
-def test_a_script_compiles_to_an_anonymous_block_and_refuses_fns() -> None:
+def test_a_script_compiles_to_an_anonymous_block_and_refuses_errors() -> None:
     text = "let n = 1;\ndbms_output::put_line(\"{n}\");\n"
     result = compile_source(text, "s.pell")
     assert result.sql is not None, render_all(result.diagnostics, result.source)
     body = result.sql.split("\n\n", 1)[1]
     assert body.startswith("DECLARE\n  l_n PLS_INTEGER;\nBEGIN\n") and body.endswith("END;\n/\n")
     assert "PACKAGE" not in result.sql
-    _, diagnostics = parse("let n = 1;\nfn f() { }\n")
+    # a fn is a local subprogram of the block (tests/test_script_locals.py); an error is not
+    _, diagnostics = parse("let n = 1;\nerror Oops;\n")
     assert [(d.code, d.span.start) for d in diagnostics] == [("unsupported", 11)]
     # on postgres a DO block (tests/test_postgres.py runs one)
     pg = compile_source(text, "s.pell", target="postgres")

@@ -86,6 +86,13 @@ class BodyChecker(ExpressionChecker):
                 "of its body without a `return`",
                 ast.Span(body.span.end - 1, body.span.end),
                 "add a `return` on every path",
+                *(
+                    # an empty body is how the public Pell runtime writes a stub's signature
+                    ("if the module declares an Oracle package, put `@stub` before `module`, "
+                     "or its file in a `stubs` folder",)
+                    if not body.stmts and self.fn.decl.finally_body is None
+                    else ()
+                ),
             )
         if self.fn.decl.finally_body is not None:
             self.in_finally = True
@@ -499,7 +506,7 @@ class BodyChecker(ExpressionChecker):
                     f"{self.fn_named()} returns nothing, but this returns {quoted_with_article(value_type)}",
                     stmt.value.span,
                     "`return;` ends a script"
-                    if self.module.module.script
+                    if self.in_script_body
                     else "declare a return type with `-> T`",
                 )
             return

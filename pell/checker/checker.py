@@ -3,6 +3,8 @@ diagnostics. `pell.checker` hands out its public names."""
 
 from __future__ import annotations
 
+import re
+
 from pell import ast, naming, records
 from pell.ast_builder import PRINT_ALIASES
 from pell.checker import types as t
@@ -122,6 +124,8 @@ class TypeResolver:
             return t.ListType(element)
         if name == "Option":
             return self._single(ref)
+        if name == "rowtype":
+            return self._table_row(ref)
         if name == "Result":
             return self.resolve_result(ref)[0]
         if name in PUBLIC_PELL_TYPES:
@@ -136,6 +140,20 @@ class TypeResolver:
                 "unknown-type", f"unknown type `{name}`{did_you_mean(name, known)}", ref.span
             )
         )
+        return t.UNKNOWN
+
+    def _table_row(self, ref: ast.NamedType) -> t.Type:
+        """`rowtype<table>`: `table%ROWTYPE`, a table or view named as Oracle reads it unquoted
+        (in the deploying user's schema, or a synonym)."""
+        arg = ref.args[0].alternatives if len(ref.args) == 1 else ()
+        table = arg[0] if len(arg) == 1 and isinstance(arg[0], ast.NamedType) else None
+        if table is None or table.args or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_$#]*", table.name):
+            message = "`rowtype` takes one table or view name: `rowtype<accounts>`"
+        elif table.name.lower() in naming.ORACLE_RESERVED:
+            message = f"`{table.name}` is an Oracle reserved word, not a table name"
+        else:
+            return t.TableRow(table.name.lower())
+        self.diagnostics.append(Diagnostic.of("type-mismatch", message, ref.span))
         return t.UNKNOWN
 
     def resolve_rows(self, ref: ast.TypeRef, place: str) -> t.Type | None:
@@ -676,7 +694,6 @@ PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
         "`stream<T>` outside a @pipelined fn's result",
         "a @pipelined fn returns `stream<T>` (or `list<T>`) and `yield`s its rows",
     ),
-    "rowtype": ("`rowtype<table>`", "declare a record with the columns the fn uses"),
     "Never": ("the `Never` type", ""),
 }
 

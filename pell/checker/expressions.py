@@ -91,7 +91,13 @@ class ExpressionChecker(SqlChecker):
                     )
             else:
                 part_type = self.expr(part, None)
-                if not isinstance(part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType):
+                # a list of scalars is `[a, b]` (pell.codegen.text_forms, list_text_function)
+                listed = isinstance(part_type, t.ListType) and isinstance(
+                    part_type.element, t.Scalar
+                )
+                if not listed and not isinstance(
+                    part_type, t.Scalar | t.SqlValue | t.UnknownType | t.NullType
+                ):
                     self.error(
                         "type-mismatch",
                         f"{quoted_with_article(part_type)} cannot be interpolated into text",
@@ -223,6 +229,13 @@ class ExpressionChecker(SqlChecker):
                 ast.Span(expr.span.end - len(expr.name), expr.span.end),
             )
             return t.UNKNOWN
+        if isinstance(target, t.TableRow):
+            # the table's column of that name: unknown to pellc, checked when Oracle compiles
+            # the package (PL/SQL Language Reference 23, "%ROWTYPE Attribute")
+            name_span = ast.Span(expr.span.end - len(expr.name), expr.span.end)
+            if expr.name.lower() in naming.ORACLE_RESERVED:
+                self.reserved_column(expr.name, name_span)
+            return t.SqlValue(f"{target.table}.{expr.name.lower()}")
         if isinstance(target, t.SqlRow):
             if expr.name in target.names:
                 if expr.name.lower() in naming.ORACLE_RESERVED:
@@ -1079,7 +1092,7 @@ def list_hints(
 
 
 def _is_sql_comparable(type_: t.Type) -> bool:
-    return not isinstance(type_, t.RecordType | t.ListType | t.UnitType)
+    return not isinstance(type_, t.RecordType | t.TableRow | t.ListType | t.UnitType)
 
 
 # One entry per class of ast.Expr but the two `expr` handles before it (Propagate, and SqlBlock

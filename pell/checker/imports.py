@@ -152,10 +152,11 @@ class Imports:
         return hidden
 
     def find(self, alias: str) -> Foreign | None:
-        """The module `alias::` names: imported, or a stub (stubs need no import)."""
+        """The module `alias::` names: imported, or, with no import, a stub or a project module
+        of that one-part name (public Pell calls `catalog::tables()` so)."""
         found = self.foreign.get(alias)
         if found is None and alias not in self.unchecked:
-            found = stub_for(alias, self.index, self.own_package, self)
+            found = unimported_module(alias, self.index, self.own_package, self)
             if found is not None:
                 self.foreign[alias] = found
         return found
@@ -178,15 +179,16 @@ def resolve_imports(
         if alias in imports:
             problems.append(("duplicate-name", imported.span, f"`{alias}` is imported twice"))
             continue
-        found = index.parsed(imported.path) if index is not None else None
+        path = imported_path(imported.path, index)
+        found = index.parsed(path) if index is not None else None
         if found is not None and found.path == module.path:
             problems.append(("import-self", imported.span, "a module does not import itself"))
             continue
         if found is not None:
             imports.foreign[alias] = Foreign(alias, found, index, own, imports)  # type: ignore[arg-type]
-        elif imported.path == ("re",):
+        elif path == ("re",):
             continue  # public Pell's `re`: pellc's own `re::` fns (pell.checker.regex)
-        elif len(imported.path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
+        elif len(path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
             problems.append(
                 (
                     "unsupported",
@@ -195,7 +197,7 @@ def resolve_imports(
                     "provide yet",
                 )
             )
-        elif len(imported.path) > 1 and index is not None and index.is_project:
+        elif len(path) > 1 and index is not None and index.is_project:
             shown = "::".join(imported.path)
             problems.append(
                 ("unknown-module", imported.span, f"no module `{shown}` in this project")
@@ -205,13 +207,23 @@ def resolve_imports(
     return imports, problems
 
 
-def stub_for(
+def imported_path(path: tuple[str, ...], index: ModuleIndex | None) -> tuple[str, ...]:
+    """The module an import names. Public Pell writes its standard library's modules
+    `std::name` (`import std::logger;`, `logger::info(...)`): that is the module `name` (the
+    project's, a stub, or an Oracle package), unless the project has a module `std::name`."""
+    std = len(path) == 2 and path[0] == "std"
+    return path[1:] if std and (index is None or index.parsed(path) is None) else path
+
+
+def unimported_module(
     alias: str, index: ModuleIndex | None, own: str, importer: Imports | None = None
 ) -> Foreign | None:
-    """A shipped or project stub named `alias`, usable without an import."""
+    """The module `alias::` names with no import: a shipped or project stub of that name,
+    or a project module whose path is that one name (not the module itself)."""
     if index is None:
         return None
     found = index.parsed((alias,))
-    if found is None or not found.is_stub:
+    # (pellc's own stubs are all `@stub`: any other module found is the project's)
+    if found is None or found.script or plsql_package(found) == own:
         return None
     return Foreign(alias, found, index, own, importer)

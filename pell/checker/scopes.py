@@ -58,7 +58,12 @@ class BodyScopes:
 
     def fn_named(self) -> str:
         """The fn as messages name it: a script's statements are its implicit fn's body."""
-        return "a script" if self.module.module.script else f"fn `{self.fn.decl.name}`"
+        return "a script" if self.in_script_body else f"fn `{self.fn.decl.name}`"
+
+    @property
+    def in_script_body(self) -> bool:
+        """Checking a script's statements (not one of its local fns)?"""
+        return self.module.module.script and self.fn.decl.name == ast.SCRIPT_FN
 
     def diagnostic_count(self) -> int:
         """How many diagnostics so far: unchanged across a check means nothing was reported."""

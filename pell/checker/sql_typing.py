@@ -556,6 +556,12 @@ class SqlChecker(BodyScopes):
         count = len(shape.select_items)
         if isinstance(target, t.UnknownType):
             return  # the error that made it is reported already
+        if isinstance(target, t.TableRow):
+            # pellc does not know the table's columns: Oracle matches the select list with the
+            # record's fields when it compiles the package (PL/SQL Language Reference 11.1,
+            # "SELECT INTO Statement", record_name: a user-defined or %ROWTYPE record, with a
+            # corresponding type-compatible field for each select_item)
+            return
         if isinstance(target, t.RecordType):
             wanted = len(self.module.record_info(target).fields)
             what = f"record `{target.name}` has {wanted} field{'s' * (wanted != 1)}"

@@ -115,12 +115,19 @@ def check_stub_items(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
         if isinstance(item, ast.Fn):
             # `{ }` is accepted for `;`, as the public Pell stubs write it
             if item.body.stmts or item.finally_body is not None:
+                folder = module.stub_folder and module.annotation("stub") is None
                 diagnostics.append(
                     Diagnostic.of(
                         "stub",
                         f"fn `{item.name}` of a stub has a body; a stub declares what Oracle "
                         "provides: end the signature with `;`",
                         item.name_span,
+                        hints=(
+                            ("its file is in a `stubs` folder, which makes its module a stub: "
+                             "move a module with code out of it",)
+                            if folder
+                            else ()
+                        ),
                     )
                 )
             for annotation in item.annotations:

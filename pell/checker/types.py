@@ -47,6 +47,18 @@ class CursorType:
 
 
 @record
+class TableRow:
+    """`rowtype<table>`: a row of a table or view, PL/SQL's `table%ROWTYPE`. pellc does not
+    know its columns: a field is the column of that name, of the type only the database
+    knows (an anchored `table.column%TYPE`, as SqlValue)."""
+
+    table: str  # lower case, as Oracle names it unquoted
+
+    def __str__(self) -> str:
+        return f"rowtype<{self.table}>"
+
+
+@record
 class UnitType:
     def __str__(self) -> str:
         return "Unit"
@@ -105,6 +117,7 @@ Type = (
     | RecordType
     | ListType
     | CursorType
+    | TableRow
     | UnitType
     | NullType
     | NeverType

@@ -12,6 +12,7 @@ from pell.checker import ut
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
 from pell.codegen.subprograms import FnLowerer, subprogram_view
+from pell.codegen.text_forms import list_text_function, oracle_list_text_function
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import NEVER_RETRY, PANIC_RANGE
 from pell.plsql import MARKER_END, MARKER_START, source_marker
@@ -47,6 +48,9 @@ class LoweredModule:
     text_number_function: str = ""
     # a utPLSQL suite's package-level annotations (pell.checker.ut): `--%suite(...)`
     suite_annotations: tuple[str, ...] = ()
+    # `"{xs}"`: the function that writes a list of each element type as text, in full
+    # (pell.codegen.text_forms.oracle_list_text_function), by element type
+    list_text_functions: tuple[str, ...] = ()
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -246,6 +250,11 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         interval_text_function=_used(naming.INTERVAL_TEXT_FUNCTION, helpers),
         text_number_function=_used(naming.TEXT_NUMBER_FUNCTION, helpers),
         suite_annotations=ut.suite_lines(checked.module),
+        list_text_functions=tuple(
+            oracle_list_text_function(element, plsql_type(t.ListType(element), "local"))
+            for element in (t.Scalar(name) for name in t.SCALARS)
+            if list_text_function(element) in helpers
+        ),
     )
 
 
@@ -263,14 +272,24 @@ def print_module(lowered: LoweredModule, header: str) -> tuple[str, dict[int, in
 
 
 def print_script(lowered: LoweredModule, header: str) -> tuple[str, dict[int, int]]:
-    """The `.sql` file for a script (a file with no `module` line): its one implicit
-    procedure's locals, types and helper functions declared in an anonymous block, its
-    statements that block's body (PL/SQL Language Reference, "Blocks": a block's declarative
-    part declares types, variables and then subprograms, local to the block), then `/`."""
-    (subprogram,) = lowered.subprograms
+    """The `.sql` file for a script (a file with no `module` line): an anonymous block whose
+    declarative part holds the script's records, its statements' locals (and the types and
+    helper functions they need), then its fns as local subprograms, and whose body is its
+    statements, then `/`. PL/SQL Language Reference, "Blocks": a block's declarative part
+    declares types and variables (item_list_1), then subprograms (item_list_2), all local to
+    the block; "Forward Declaration": a subprogram declared before its definition can be
+    called by those defined earlier, so every local fn is declared first when there are
+    several (they may call each other in any order, as in a module)."""
+    main = next(sub for sub in lowered.subprograms if sub.fn == ast.SCRIPT_FN)
+    local = [sub for sub in lowered.subprograms if sub is not main]
     template = template_environment().get_template("script.sql.j2")
-    view = subprogram_view(subprogram)
-    rendered = template.render(header=header, package=lowered, subprogram=view)
+    rendered = template.render(
+        header=header,
+        package=lowered,
+        main=subprogram_view(main),
+        locals=[subprogram_view(sub) for sub in local],
+        forwards=[sub.signature for sub in local] if len(local) > 1 else [],
+    )
     return strip_markers(rendered)
 
 

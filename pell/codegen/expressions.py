@@ -16,7 +16,7 @@ from pell.checker import types as t
 from pell.checker.methods import BYTES_METHODS, LIST_METHODS, TEXT_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis
 from pell.checker.sql_typing import sql_chain
-from pell.codegen.text_forms import NUMBER_FROM_TEXT, oracle_text, text_form
+from pell.codegen.text_forms import NUMBER_FROM_TEXT, list_text_function, oracle_text, text_form
 from pell.precedence import (
     ADDITIVE,
     AND,
@@ -144,6 +144,12 @@ class ExpressionLowerer:
             # no value is no text; TO_CHAR(NULL) would leave PL/SQL to choose among TO_CHAR's
             # overloads
             return "NULL", ATOM
+        if isinstance(type_, t.ListType) and isinstance(type_.element, t.Scalar):
+            self.helpers.add(list_text_function(type_.element))  # pell.codegen.lower declares it
+            element_form = text_form(type_.element)
+            if element_form is not None and element_form.oracle_function:
+                self.helpers.add(element_form.oracle_function)  # what it calls
+            return f"{list_text_function(type_.element)}({lowered[0]})", ATOM
         form = text_form(type_)
         if form is None:
             # a SQL value: its type is the database's, and so is its text, by the session's
@@ -183,8 +189,8 @@ class ExpressionLowerer:
         if sequence is not None:
             return sequence, ATOM
         target = wrap(self.lower_with_precedence(expr.target), ATOM)
-        if isinstance(self.type_of(expr.target), t.SqlRow):
-            return f"{target}.{expr.name}", ATOM  # a column of the query: as written
+        if isinstance(self.type_of(expr.target), t.SqlRow | t.TableRow):
+            return f"{target}.{expr.name}", ATOM  # a column of the query or table: as written
         return f"{target}.{naming.field_name(expr.name)}", ATOM
 
     # -- calls

@@ -166,6 +166,60 @@ def text_form(type_: t.Type) -> TextForm | None:
     return None
 
 
+# A list as text, `"{xs}"` (public Pell's form): `[` each element in its text form, `, `
+# between them, `]`; a NULL element is `NULL`, an empty list `[]`. Lists of scalars only.
+LIST_OPEN, LIST_SEPARATOR, LIST_CLOSE, LIST_NULL = "[", ", ", "]", "NULL"
+
+
+def list_text_function(element: t.Scalar) -> str:
+    """The package's function that writes a `list<element>` as text (Oracle)."""
+    return f"{naming.LIST_TEXT_FUNCTION}_{element.name}"
+
+
+def oracle_list_text_function(element: t.Scalar, list_type: str) -> str:
+    """The body of list_text_function(element), indented for a package body or a block. It
+    walks the collection from FIRST by NEXT, a caller's sparse list too (PL/SQL Language
+    Reference 23, "Collection Methods", Table 6-2: FIRST "Returns first index in collection",
+    NEXT "Returns index that succeeds specified index"; "FIRST and LAST Collection Methods":
+    for an associative array indexed by PLS_INTEGER the first element is the one with the
+    smallest index); the text is a VARCHAR2, so a list whose text is longer than 32767 bytes
+    raises VALUE_ERROR."""
+    form = text_form(element)
+    item = "p_list(l_at)" if form is None else oracle_text(form, ("p_list(l_at)", ATOM))
+    name = list_text_function(element)
+    return (
+        f"  -- `\"{{xs}}\"` for a list<{element.name}> (pell.codegen.text_forms): "
+        f"{LIST_OPEN}a{LIST_SEPARATOR}b{LIST_CLOSE}, each\n"
+        f"  -- element in its text form, {LIST_NULL} for a NULL one.\n"
+        f"  FUNCTION {name}(p_list IN {list_type}) RETURN VARCHAR2 IS\n"
+        f"    l_text VARCHAR2(32767) := '{LIST_OPEN}';\n"
+        f"    l_at PLS_INTEGER := p_list.FIRST;\n"
+        f"  BEGIN\n"
+        f"    WHILE l_at IS NOT NULL LOOP\n"
+        f"      IF l_at > p_list.FIRST THEN\n"
+        f"        l_text := l_text || '{LIST_SEPARATOR}';\n"
+        f"      END IF;\n"
+        f"      l_text := l_text || NVL({item}, '{LIST_NULL}');\n"
+        f"      l_at := p_list.NEXT(l_at);\n"
+        f"    END LOOP;\n"
+        f"    RETURN l_text || '{LIST_CLOSE}';\n"
+        f"  END {name};"
+    )
+
+
+def postgres_list_text(element: t.Scalar, value: Lowered) -> str:
+    """A `list<element>` as text (PostgreSQL): the same text, built by a subquery over the
+    array's elements in their order (`WITH ORDINALITY`, PostgreSQL 15 docs, 7.2.1.4 "Table
+    Functions"); coalesce writes a NULL element, and an empty (or NULL) array is `[]`."""
+    form = text_form(element)
+    item = "pell_e" if form is None else postgres_text(form, ("pell_e", ATOM))
+    return (
+        f"concat('{LIST_OPEN}', array_to_string(ARRAY(SELECT coalesce({item}, '{LIST_NULL}') "
+        f"FROM unnest({value[0]}) WITH ORDINALITY AS pell_u(pell_e, pell_i) ORDER BY pell_i), "
+        f"'{LIST_SEPARATOR}'), '{LIST_CLOSE}')"
+    )
+
+
 def oracle_text(form: TextForm, value: Lowered) -> str:
     return form.oracle.format(value=value[0], atom=wrap(value, ATOM))
 

@@ -46,6 +46,10 @@ def plsql_type(type_: t.Type, place: Place) -> str:
         return naming.list_type_name(str(type_.element))
     if isinstance(type_, t.CursorType):
         return "SYS_REFCURSOR"  # what a CURSOR(subquery) argument is (SQL Reference, CURSOR Expressions)
+    if isinstance(type_, t.TableRow):
+        # PL/SQL Language Reference 23, "%ROWTYPE Attribute": "For every visible column of
+        # the full or partial row, the record has a field with the same name and data type"
+        return f"{type_.table}%ROWTYPE"
     if isinstance(type_, t.SqlValue) and type_.column:
         return f"{type_.column}%TYPE"  # the column's own type, anchored
     raise UnloweredType(f"no PL/SQL type for `{type_}` yet")

@@ -23,7 +23,13 @@ from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, int_product, int_quotient, quote_text
 from pell.codegen.lists import unwrap_value
 from pell.codegen.subprograms import spliced_sql
-from pell.codegen.text_forms import NUMBER_FROM_TEXT, json_form, postgres_text, text_form
+from pell.codegen.text_forms import (
+    NUMBER_FROM_TEXT,
+    json_form,
+    postgres_list_text,
+    postgres_text,
+    text_form,
+)
 from pell.postgres import builtins
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
@@ -583,6 +589,8 @@ class PgFnLowerer:
         type_ = self.type_of(expr)
         if t.is_text(type_):
             return lowered[0]
+        if isinstance(type_, t.ListType) and isinstance(type_.element, t.Scalar):
+            return postgres_list_text(type_.element, lowered)
         form = text_form(type_)
         if form is None:
             # a SQL value (or None): its type is the database's, and so is its text

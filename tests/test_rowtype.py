@@ -1,0 +1,48 @@
+"""`rowtype<table>` (issue 26): `table%ROWTYPE`, its fields the table's columns (language.md,
+"Table rows")."""
+
+from __future__ import annotations
+
+from conftest import assert_oracle_accepts
+
+from pell import compile_source
+
+SOURCE = """module rows;
+
+pub fn owner(acct: rowtype<accounts>) -> text {
+    let name = acct.owner_name;
+    return name;
+}
+
+pub fn fetch_one(id: number) -> rowtype<accounts> {
+    let r: rowtype<accounts> = sql! { select * from accounts where id = :id }.one();
+    return r;
+}
+"""
+
+
+def test_a_table_row_is_its_rowtype_and_a_field_its_column_type() -> None:
+    result = compile_source(SOURCE, "rows.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert_oracle_accepts(result.sql)
+    assert "  FUNCTION owner(p_acct IN accounts%ROWTYPE) RETURN VARCHAR2;" in result.sql
+    assert "    l_name accounts.owner_name%TYPE;" in result.sql
+    assert "    l_name := p_acct.owner_name;" in result.sql
+    assert "    select * INTO l_r from accounts where id = p_id;" in result.sql
+
+
+def test_a_table_row_on_postgres_is_a_located_error_not_a_crash() -> None:
+    result = compile_source(SOURCE, "rows.pell", "postgres")
+    assert result.sql is None
+    assert [(d.code, d.span.start) for d in result.diagnostics] == [
+        ("unsupported", SOURCE.index("rowtype<accounts>) ->")),
+        ("unsupported", SOURCE.index("rowtype<accounts> {")),
+    ]
+
+
+def test_a_reserved_column_name_is_refused() -> None:
+    source = SOURCE.replace("acct.owner_name", "acct.level")
+    result = compile_source(source, "rows.pell")
+    assert [(d.code, d.span.start) for d in result.diagnostics] == [
+        ("reserved-name", source.index("level"))
+    ]
