@@ -190,6 +190,35 @@ class SqlBlock(Node):
     stages: tuple[Call, ...] = field(default=(), repr=False, compare=False)
 
 
+@record
+class Pattern(Node):
+    """One pattern of a `match` arm: `_` (kind "wildcard"); a literal (kind "value", the
+    literal in `value`); `None` / `Some(p)` on an optional value; a case of a sealed type
+    (kind "case": `Circle(_)`, `Cons { head: h, tail: t }`, `Nil`), with the fields it binds
+    as (field, name)."""
+
+    kind: Literal["wildcard", "value", "none", "some", "case"]
+    value: Expr | None = None
+    case: str = ""
+    bindings: tuple[tuple[str, str], ...] = ()
+    inner: Pattern | None = None  # `Some(p)`'s p
+
+
+@record
+class MatchArm(Node):
+    patterns: tuple[Pattern, ...]  # `p1 | p2`
+    guard: Expr | None
+    body: Block | Expr
+
+
+@record
+class Match(Node):
+    """`match x { pattern -> value, ... }`, a statement or an expression."""
+
+    subject: Expr
+    arms: tuple[MatchArm, ...]
+
+
 Expr = (
     NumberLit
     | StringLit
@@ -208,6 +237,7 @@ Expr = (
     | Propagate
     | ListLit
     | SqlBlock
+    | Match
 )
 
 # Binary operators, lowest precedence first; all are left-associative.
@@ -398,7 +428,32 @@ class Sequence(Node):
     annotations: tuple[Annotation, ...] = ()
 
 
-Item = Record | ErrorDecl | Enum | Fn | Sequence
+@record
+class TypeCase(Node):
+    """`case Circle { radius: number } { fn area() -> number { ... } }` of a sealed type."""
+
+    name: str
+    fields: tuple[Field, ...]
+    methods: tuple[Fn, ...]
+
+
+@record
+class TypeDecl(Node):
+    """`type Money { fields; fn methods }` (an object type), or `sealed type Shape { fn
+    area() -> number; case Circle { ... } { ... } }`; each method's `self` is implied."""
+
+    name: str
+    fields: tuple[Field, ...]
+    methods: tuple[Fn, ...]
+    cases: tuple[TypeCase, ...]
+    sealed: bool
+    public: bool
+    annotations: tuple[Annotation, ...]
+    map_method: str = ""  # the `map fn` that orders values of the type
+    name_span: Span = field(default=NO_SPAN, repr=False, compare=False)
+
+
+Item = Record | ErrorDecl | Enum | Fn | Sequence | TypeDecl
 
 
 @record
@@ -446,7 +501,9 @@ class Module(Node):
 
 
 # Field types that never hold a node: walks skip them.
-_LEAF_TYPES = frozenset({"Span", "bool", "int", "str", "str | None", "tuple[str, ...]"})
+_LEAF_TYPES = frozenset(
+    {"Span", "bool", "int", "str", "str | None", "tuple[str, ...]", "tuple[tuple[str, str], ...]"}
+)
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 

@@ -68,6 +68,21 @@ class _Unsupported:
 UNSUPPORTED_ITEM = _Unsupported()
 
 
+class _Method:
+    """A method of an object type on its way into the TypeDecl: `map fn` marks the MAP method."""
+
+    def __init__(self, fn: ast.Fn, map_method: bool) -> None:
+        self.fn = fn
+        self.map = map_method
+
+
+class _Guard:
+    """A match arm's `if condition`."""
+
+    def __init__(self, condition: ast.Expr) -> None:
+        self.condition = condition
+
+
 class _ReturnType:
     def __init__(self, type_ref: ast.TypeRef) -> None:
         self.type = type_ref
@@ -320,6 +335,8 @@ class AstBuilder:
             return ast.ErrorDecl(body.name, body.fields, public, annotations, span=span)
         if isinstance(body, ast.Sequence):
             return ast.Sequence(body.name, public, annotations, span=span)
+        if isinstance(body, ast.TypeDecl):
+            return records.replace(body, public=public, annotations=annotations, span=span)
         assert isinstance(body, ast.Enum)
         return ast.Enum(body.name, body.variants, public, annotations, span=span)
 
@@ -356,13 +373,53 @@ class AstBuilder:
         fn: ast.Fn = children[1]
         return records.replace(fn, unsafe=True)
 
-    def type_decl(self, span: ast.Span, children: list[Any]) -> _Unsupported:
-        keyword: Token = children[0]
-        if keyword.type == "SEALED":
-            self.unsupported("sealed types are not supported yet", keyword)
-        else:
-            self.unsupported("object types (`type Name { }`) are not supported yet", keyword)
-        return UNSUPPORTED_ITEM
+    def type_decl(self, span: ast.Span, children: list[Any]) -> ast.TypeDecl:
+        sealed = isinstance(children[0], Token) and children[0].type == "SEALED"
+        name_token = next(c for c in children if isinstance(c, Token) and c.type == "NAME")
+        name = str(name_token)
+        members = [c for c in children if not isinstance(c, Token)]
+        fields = tuple(c for c in members if isinstance(c, ast.Field))
+        methods = tuple(c for c in members if isinstance(c, _Method))
+        cases = tuple(c for c in members if isinstance(c, ast.TypeCase))
+        if not sealed and cases:
+            at = ast.Span(cases[0].span.start, cases[0].span.start + len("case"))
+            self.unsupported("`case` variants belong to a `sealed type`", at)
+        return ast.TypeDecl(
+            name,
+            fields,
+            tuple(m.fn for m in methods),
+            cases,
+            sealed,
+            False,
+            (),
+            span=span,
+            map_method=next((m.fn.name for m in methods if m.map), ""),
+            name_span=token_span(name_token),
+        )
+
+    def type_field(self, span: ast.Span, children: list[Any]) -> ast.Field:
+        if len(_present(children)) > 2:
+            self.unsupported(
+                "a default value of an object type's field is not supported yet", children[2].span
+            )
+        return ast.Field(str(children[0]), children[1], span=span)
+
+    def method_decl(self, span: ast.Span, children: list[Any]) -> _Method:
+        names = [c for c in children if isinstance(c, Token) and c.type == "NAME"]
+        modifier = str(names[0]) if len(names) > 1 else ""
+        if modifier not in ("", "map"):
+            self.unsupported(
+                f"`{modifier} fn` is not supported yet: a method is `fn` or `map fn`", names[0]
+            )
+        fn = self.fn_decl(span, children[1:] if modifier else children)
+        return _Method(fn, modifier == "map")
+
+    def type_case(self, span: ast.Span, children: list[Any]) -> ast.TypeCase:
+        fields = tuple(c for c in children if isinstance(c, ast.Field))
+        methods = tuple(c.fn for c in children if isinstance(c, _Method))
+        if any(m.map for m in children if isinstance(m, _Method)):
+            self.unsupported("a `map fn` belongs to the sealed type, not to a case", span)
+        return ast.TypeCase(str(children[0]), fields, methods, span=span)
 
     def aggregate_decl(self, span: ast.Span, children: list[Any]) -> _Unsupported:
         self.unsupported("aggregates are not supported yet", children[0])
@@ -377,9 +434,82 @@ class AstBuilder:
     def match_stmt(self, span: ast.Span, children: list[Any]) -> ast.ExprStmt:
         return ast.ExprStmt(children[0], span=span)
 
-    def match_expr(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
-        self.unsupported("`match` is not supported yet", children[0])
-        return ast.UnitLit(span=span)
+    def match_expr(self, span: ast.Span, children: list[Any]) -> ast.Match:
+        arms = tuple(c for c in children[2:] if isinstance(c, ast.MatchArm))
+        return ast.Match(children[1], arms, span=span)
+
+    def match_arm(self, span: ast.Span, children: list[Any]) -> ast.MatchArm:
+        patterns = tuple(c for c in children if isinstance(c, ast.Pattern))
+        guard = next((c.condition for c in children if isinstance(c, _Guard)), None)
+        body: ast.Block | ast.Expr = children[-1]  # the guard and patterns come before
+        return ast.MatchArm(patterns, guard, body, span=span)
+
+    def match_guard(self, span: ast.Span, children: list[Any]) -> _Guard:
+        return _Guard(children[0])
+
+    def number_pattern(self, span: ast.Span, children: list[Token]) -> ast.Pattern:
+        return ast.Pattern("value", self.number(span, children), span=span)
+
+    def string_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        return ast.Pattern("value", children[0], span=span)
+
+    def true_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        return ast.Pattern("value", ast.BoolLit(True, span=span), span=span)
+
+    def false_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        return ast.Pattern("value", ast.BoolLit(False, span=span), span=span)
+
+    def none_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        return ast.Pattern("none", span=span)
+
+    def name_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        path: tuple[str, ...] = children[0]
+        if path == ("_",):
+            return ast.Pattern("wildcard", span=span)
+        if len(path) > 1:  # `Color::Red`: an enum's value
+            return ast.Pattern("value", ast.Name(path, span=span), span=span)
+        return ast.Pattern("case", case=path[0], span=span)
+
+    def call_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        path: tuple[str, ...] = children[0]
+        inner = [c for c in _present(children[1:]) if isinstance(c, ast.Pattern)]
+        if any(p.kind != "wildcard" for p in inner):
+            self.unsupported(
+                "a case's fields are bound by name: `Case { field: name }`",
+                next(p for p in inner if p.kind != "wildcard").span,
+            )
+        return ast.Pattern("case", case="::".join(path), span=span)
+
+    def fields_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        path: tuple[str, ...] = children[0]
+        bindings = tuple(c for c in _present(children[1:]) if isinstance(c, tuple))
+        return ast.Pattern("case", case="::".join(path), bindings=bindings, span=span)
+
+    def field_pattern(self, span: ast.Span, children: list[Any]) -> tuple[str, str] | None:
+        first = children[0]
+        if isinstance(first, Token) and first.type == "RANGE":
+            return None  # `..`: the other fields, unbound
+        inner = children[1] if len(children) > 1 else None
+        if inner is None:
+            return (str(first), str(first))  # `Case { head }` binds `head`
+        if isinstance(inner, ast.Pattern) and inner.kind == "wildcard":
+            return None
+        if isinstance(inner, ast.Pattern) and inner.kind == "case" and not inner.bindings:
+            return (str(first), inner.case)  # `head: h`: `h` parsed as a bare name
+        self.unsupported("a field of a case binds a name (`field: name`) or `_`", span)
+        return None
+
+    def some_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        inner: ast.Pattern = children[0]
+        if inner.kind not in ("wildcard", "case") or inner.bindings:
+            self.unsupported("`Some(...)` binds a name or `_`", inner.span)
+        return ast.Pattern("some", inner=inner, span=span)
+
+    def ok_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
+        self.unsupported("`Ok(...)` and `Err(...)` patterns are not supported yet", span)
+        return ast.Pattern("wildcard", span=span)
+
+    err_pattern = ok_pattern
 
     def pipeline(self, span: ast.Span, children: list[Any]) -> ast.Expr:
         """`sql! { q } |> f |> g(a) |> collect()`: the query read through @pipelined table fns,

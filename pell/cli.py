@@ -714,7 +714,7 @@ def _deploy(args: argparse.Namespace) -> int:
             return EXIT_ERRORS
         failed = False
         with connection, connection.cursor() as cursor:
-            for script, statement, errors in deploy.run_scripts(cursor, steps):
+            for script, statement, errors in deploy.run_scripts(cursor, steps, (oracledb.Error,)):
                 label = f"{statement.object_type} {statement.object_name}"
                 _stdout(
                     f"{script.path.relative_to(out_dir)}: {label}: {'FAILED' if errors else 'ok'}\n"

@@ -185,11 +185,21 @@ def deployment_steps(
 
 
 def run_scripts(
-    cursor: Cursor, steps: Iterable[tuple[Script, Statement]]
+    cursor: Cursor,
+    steps: Iterable[tuple[Script, Statement]],
+    refused: tuple[type[Exception], ...] = (),
 ) -> Iterator[tuple[Script, Statement, list[str]]]:
     """Run each statement (deployment_steps' order); yield each with its mapped compile
-    errors (empty when it compiled)."""
+    errors (empty when it compiled). A statement the database refuses to run with one of the
+    `refused` errors (ORA-02303: a changed type a table depends on, docs/language.md "Object
+    types") is yielded with that error at its first line, and nothing after it runs."""
     for script, statement in steps:
-        cursor.execute(statement.text)
+        try:
+            cursor.execute(statement.text)
+        except refused as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            row = CompileError(1, 1, message, "ERROR")
+            yield script, statement, [map_error(row, statement, script)]
+            return
         errors = fetch_errors(cursor, statement)
         yield script, statement, [map_error(e, statement, script) for e in errors]

@@ -168,6 +168,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "not-a-statement": (Severity.ERROR, "an expression used as a statement that does nothing"),
     "not-in-loop": (Severity.ERROR, "`break` or `continue` outside a loop"),
     "missing-return": (Severity.ERROR, "a fn with a return type that can end without `return`"),
+    "non-exhaustive-match": (
+        Severity.ERROR,
+        "a `match` with no arm for some values: a case of a sealed type, or no `_`",
+    ),
     "undeclared-error": (Severity.ERROR, "`Err(E)` where E is not in the fn's error list"),
 }
 

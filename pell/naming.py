@@ -133,6 +133,13 @@ def row_type_names(module_path: tuple[str, ...], element: str) -> tuple[str, str
     return f"{base}_row", f"{base}_rows"
 
 
+def object_type_name(module: ast.Module, name: str) -> str:
+    """An object type's schema-level name: `[schema.]<package>_<type>` (`shapes_demo_money`),
+    as a @pipelined fn's row types are: two modules of one schema may each have a `Money`."""
+    schema, package = module_package(module)
+    return f"{schema + '.' if schema else ''}{package}_{name.lower()}"
+
+
 def enum_constant(enum: str, variant: str) -> str:
     """`Color::Red` -> `c_color_red`."""
     return f"c_{enum.lower()}_{variant.lower()}"

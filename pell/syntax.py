@@ -409,10 +409,7 @@ def _shown(value: str) -> str:
 # Constructs of the wider Pell language that pellc does not take yet (language.md section 10),
 # by the word that starts them, with the message to give.
 _OUT_OF_SCOPE_WORDS = {
-    "match": "`match` is not supported yet",
-    "sealed": "sealed types are not supported yet",
     "aggregate": "aggregates are not supported yet",
-    "type": "object types (`type Name { }`) are not supported yet",
     "jq": "jq queries (`jq! { }`) are not supported yet",
     "json": "JSON literals (`json! { }`) are not supported yet",
 }
@@ -420,9 +417,6 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The grammar's keywords of those constructs: a syntax error inside one (the public compiler's
 # forms parse) is reported as the construct being unsupported, at its keyword.
 _OUT_OF_SCOPE_KEYWORDS = {
-    "MATCH": "match",
-    "SEALED": "sealed",
-    "TYPE": "type",
     "AGGREGATE": "aggregate",
 }
 

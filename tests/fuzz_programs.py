@@ -2157,7 +2157,9 @@ class _Linter:
         if kind == "TYPE":
             if not body:
                 self.schema_objects.declare(_Token("QuotedIdent", f'"{full}"', last.line), "type")
-            self.type_statement()
+                self.type_statement()
+            else:
+                self.type_body(full)
             self.terminate()
             return
         scope = self.packages.get(full)
@@ -2192,13 +2194,54 @@ class _Linter:
         self.terminate()
 
     def type_statement(self) -> None:
+        """`CREATE TYPE t [FORCE] AS OBJECT (...)`, `... UNDER parent (...)` or `AS TABLE OF`:
+        the attributes, then the method specs (pell.codegen.objects), in one scope."""
         self.accept("FORCE")
         self.skip_to("AS", "IS", "UNDER")
-        self.accept("AS", "IS")
-        if self.accept("OBJECT") and self.peek().kind == "LParen":
+        elements = _Scope("an object type", self.problems, "object type")
+        if self.accept("UNDER"):
+            self.skip_to(kinds=("LParen", "Semicolon"))
+            if self.peek().kind == "LParen":
+                self.i += 1
+                self.type_elements(elements)
+        elif self.accept("AS", "IS") and self.accept("OBJECT") and self.peek().kind == "LParen":
             self.i += 1
-            self.field_list(_Scope("an object type", self.problems, "object type"), "an attribute")
+            self.type_elements(elements)
         self.skip_to()
+        self.expect_semicolon()
+
+    def type_elements(self, scope: _Scope) -> None:
+        """An object type's attributes and method specs, up to and past the close."""
+        while self.peek().kind not in ("EOF", "RParen"):
+            method = False
+            while self.at(*_METHOD_WORDS):
+                method = True
+                self.i += 1
+            if method and self.accept("FUNCTION", "PROCEDURE"):
+                scope.declare(self.name("a method"), "method")
+            else:
+                scope.declare(self.name("an attribute"), "attribute")
+            self.skip_to(kinds=("Comma", "RParen"))
+            if self.peek().kind == "Comma":
+                self.i += 1
+        if self.peek().kind == "RParen":
+            self.i += 1
+
+    def type_body(self, full: str) -> None:
+        """`CREATE TYPE BODY t AS` its methods' bodies `END;`."""
+        self.skip_to("AS", "IS")
+        self.accept("AS", "IS")
+        scope = _Scope(f"type body {full}", self.problems)
+        while self.peek().kind != "EOF" and not self.at("END"):
+            while self.at(*_METHOD_WORDS):
+                self.i += 1
+            if self.at("FUNCTION", "PROCEDURE"):
+                self.subprogram(scope, "body")
+            else:
+                self.shape(f"unexpected {self.peek().text!r} in a type body")
+                self.skip_to()
+                self.expect_semicolon()
+        self.accept("END")
         self.expect_semicolon()
 
     def terminate(self) -> None:
@@ -2384,6 +2427,10 @@ def _literal_value(text: str) -> str:
     if text[:1] in "qQ":
         return text[3:-2]
     return text[1:-1].replace("''", "'")
+
+
+# The words before FUNCTION or PROCEDURE in an object type's method spec or body
+_METHOD_WORDS = ("MAP", "ORDER", "OVERRIDING", "MEMBER", "STATIC", "FINAL", "NOT", "INSTANTIABLE")
 
 
 def lint_sql(sql: str, target: str) -> list[Problem]:

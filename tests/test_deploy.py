@@ -265,3 +265,56 @@ def test_the_script_note_is_a_json_line_under_format_json(
             "path": str(tmp_path / "run.pell"),
         }
     ]
+
+
+def test_a_type_oracle_refuses_to_replace_stops_the_deploy_at_its_pell_line(
+    tmp_path: Path,
+) -> None:
+    """CREATE OR REPLACE TYPE ... FORCE still fails when a table depends on the type (ORA-02303):
+    the deploy reports it at the type's `.pell` line and runs nothing after it (the package
+    would compile against the old type)."""
+    from pell.deploy import deployment_steps, run_scripts
+
+    source = tmp_path / "money.pell"
+    source.write_text(
+        "module money;\n\npub type Money {\n    amount: number;\n}\n\n"
+        "pub fn zero() -> Money { return Money { amount: 0 }; }\n",
+        "utf-8",
+    )
+    out = tmp_path / "out"
+    assert main(["build", "--map", str(source), "-d", str(out)]) == 0
+    sql_path = out / "money.sql"
+    script = Script(
+        sql_path, json.loads((out / "money.sql.map.json").read_text("utf-8")), source
+    )
+    statements = split_script(sql_path.read_text("utf-8"))
+    assert [s.object_type for s in statements] == ["TYPE", "PACKAGE", "PACKAGE BODY"]
+
+    class Refused(Exception):
+        pass
+
+    class Cursor:
+        def __init__(self) -> None:
+            self.ran: list[str] = []
+
+        def execute(self, statement: str, parameters: Any = None) -> None:
+            if statement.startswith("CREATE OR REPLACE TYPE money_money FORCE"):
+                raise Refused("ORA-02303: cannot drop or replace a type with type or table dependents")
+            self.ran.append(statement.split("\n")[0])
+
+        def fetchall(self) -> list[Any]:
+            return []
+
+    cursor = Cursor()
+    steps = deployment_steps([(script, statements)])
+    reported = list(run_scripts(cursor, steps, (Refused,)))
+    assert [(s.object_type, errors) for _, s, errors in reported] == [
+        (
+            "TYPE",
+            [
+                f"{source}:3:1: error: ORA-02303: cannot drop or replace a type with type or "
+                "table dependents  [oracle]"
+            ],
+        )
+    ]
+    assert cursor.ran == []  # neither the package spec nor its body

@@ -14,6 +14,7 @@ from pell import ast, naming
 from pell.checker import dynamic_sql
 from pell.checker import types as t
 from pell.checker.expressions import ExpressionChecker, list_hints, narrowing_hints
+from pell.checker.matches import check_match
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
 
 # Also imported from here by pell.codegen.subprograms.
@@ -46,6 +47,18 @@ def falls_through(stmts: tuple[ast.Stmt, ...]) -> bool:
             return False
         if isinstance(stmt, ast.Transaction) and not falls_through(stmt.body.stmts):
             return False
+        if isinstance(stmt, ast.ExprStmt) and isinstance(stmt.expr, ast.Match):
+            arms = stmt.expr.arms
+            # with a `_` arm one arm always runs (a case pattern misses a null value)
+            wildcard = any(
+                arm.guard is None and any(p.kind == "wildcard" for p in arm.patterns)
+                for arm in arms
+            )
+            if wildcard and all(
+                isinstance(arm.body, ast.Block) and not falls_through(arm.body.stmts)
+                for arm in arms
+            ):
+                return False
     return True
 
 
@@ -69,6 +82,10 @@ class BodyChecker(ExpressionChecker):
                 self.error("duplicate-name", what, decl.span)
             self.scopes[0][decl.name] = Symbol(
                 decl.name, plsql, param.type, "param", decl.mode != "in", decl.span
+            )
+        if self.fn.self_type is not None:  # a method: SELF, IN OUT in a MEMBER PROCEDURE only
+            self.scopes[0]["self"] = Symbol(
+                "self", "SELF", self.fn.self_type, "param", not self.fn.is_function, self.fn.decl.span
             )
         body = self.fn.decl.body
         self.block(body)
@@ -278,6 +295,9 @@ class BodyChecker(ExpressionChecker):
 
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
+        if isinstance(expr, ast.Match):
+            self.analysis.types[id(expr)] = check_match(self, expr, None, self.arm_statements)
+            return
         if sql_chain(expr) is not None or isinstance(expr, ast.Call | ast.MethodCall):
             self.expr(stmt.expr, None, as_statement=True)
             return
@@ -287,6 +307,13 @@ class BodyChecker(ExpressionChecker):
             "this expression's value is not used; a statement is a call, an assignment or SQL",
             stmt.span,
         )
+
+    def arm_statements(self, body: ast.Block | ast.Expr) -> None:
+        """A statement `match` arm: a block, or one expression statement."""
+        if isinstance(body, ast.Block):
+            self.block(body)
+        else:
+            self.stmt_exprstmt(ast.ExprStmt(body, span=body.span))
 
     def condition(self, expr: ast.Expr, what: str) -> None:
         type_ = self.expr(expr, t.BOOL)

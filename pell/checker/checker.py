@@ -17,6 +17,7 @@ from pell.checker.annotations import (
 from pell.checker.bodies import check_fn_body
 from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
+from pell.checker.objects import check_method_bodies, declare_objects, object_types
 from pell.checker.retry_safety import check_retry_safety, for_target
 from pell.checker.stubs import check_module_annotations, check_stub_items, stub_facts
 from pell.checker.ut import check_suite
@@ -42,6 +43,7 @@ class TypeResolver:
         self.errors = errors
         self.diagnostics = diagnostics
         self.imports = imports or Imports()
+        self.objects: dict[str, t.ObjectType] = {}  # the module's object types and cases
 
     def foreign_item(
         self, written: str, span: ast.Span, what: str
@@ -95,6 +97,16 @@ class TypeResolver:
                 return foreign.record_type(item.name)
             if isinstance(item, ast.Enum):
                 return t.TEXT
+            if isinstance(item, ast.TypeDecl):
+                self.diagnostics.append(
+                    Diagnostic.of(
+                        "unsupported",
+                        f"`{name}` is another module's object type, which is not supported yet",
+                        ref.span,
+                        hints=("use the type in the module that declares it",),
+                    )
+                )
+                return t.UNKNOWN
             self.diagnostics.append(
                 Diagnostic.of("unknown-type", f"`{name}` is not a record or an enum", ref.span)
             )
@@ -107,12 +119,15 @@ class TypeResolver:
         if name in self.records:
             self._no_args(ref)
             return t.RecordType(name)
+        if name in self.objects:
+            self._no_args(ref)
+            return self.objects[name]
         if name in self.enums:
             self._no_args(ref)
             return t.TEXT  # an enum's values are its text constants
         if name == "list":
             element = self._single(ref)
-            if not isinstance(element, t.Scalar | t.RecordType | t.UnknownType):
+            if not isinstance(element, t.Scalar | t.RecordType | t.ObjectType | t.UnknownType):
                 self.diagnostics.append(
                     Diagnostic.of(
                         "unsupported",
@@ -134,7 +149,7 @@ class TypeResolver:
             hints = (hint,) if hint else ()
             self.diagnostics.append(Diagnostic.of("unsupported", message, ref.span, hints=hints))
             return t.UNKNOWN
-        known = [*t.SCALARS, *sorted(self.records), "list", "Option", "Result"]
+        known = [*t.SCALARS, *sorted(self.records), *sorted(self.objects), "list", "Option", "Result"]
         self.diagnostics.append(
             Diagnostic.of(
                 "unknown-type", f"unknown type `{name}`{did_you_mean(name, known)}", ref.span
@@ -478,6 +493,15 @@ def check_identifier_lengths(
         if fn.pipelined and isinstance(fn.returns, t.ListType):
             for row_type in naming.row_type_names(module.path, str(fn.returns.element)):
                 names.append((row_type.split(".")[-1], fn.decl.name_span))
+    for info in checked.objects.values():  # schema-level types, their attributes and methods
+        names.append((info.type.plsql.split(".")[-1], info.decl.span))
+        names += [(naming.field_name(f.name), f.span) for f in info.decl.fields]
+        for method_name, method in info.methods.items():
+            names.append((naming.fn_name(method_name), method.decl.name_span))
+            names += [(naming.param_name(p.decl.name), p.decl.span) for p in method.params]
+            method_analysis = checked.method_analyses.get(f"{info.type.name}.{method_name}")
+            if method_analysis is not None:
+                names += [(s.plsql, s.span) for s in method_analysis.locals]
     for record in checked.records.values():
         for field_type in record.fields.values():
             if isinstance(field_type, t.ListType):
@@ -513,7 +537,7 @@ def check(
 
         index = stub_index()
     diagnostics: list[Diagnostic] = []
-    checked, resolver = _declare(module, index, diagnostics)
+    checked, resolver = _declare(module, index, diagnostics, target)
     for fn_name, info in list(checked.fns.items()):
         if info.retry is not None and info.retry_annotation is not None:
             on = check_retry_targets(
@@ -534,6 +558,13 @@ def check(
             checked.analyses[name] = check_fn_body(info, checked, resolver, diagnostics, target)
         else:  # a signature alone (a stub's) has nothing to check
             checked.analyses[name] = FnAnalysis()
+    for object_info in checked.objects.values():
+        for name, method in object_info.methods.items():
+            if method.decl.has_body and not module.is_stub:
+                key = f"{object_info.type.name}.{name}"
+                analysis = check_fn_body(method, checked, resolver, diagnostics, target)
+                checked.method_analyses[key] = analysis
+    check_method_bodies(checked, diagnostics)
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics, sql_blocks)
     # a stub has no bodies: its facts are its `@commits` marks
@@ -548,7 +579,7 @@ def declare(module: ast.Module, index: ModuleIndex | None) -> CheckedModule:
 
 
 def _declare(
-    module: ast.Module, index: ModuleIndex | None, diagnostics: list[Diagnostic]
+    module: ast.Module, index: ModuleIndex | None, diagnostics: list[Diagnostic], target: str = "23ai"
 ) -> tuple[CheckedModule, TypeResolver]:
     _check_names(module, diagnostics)
     check_module_annotations(module, diagnostics)
@@ -560,6 +591,7 @@ def _declare(
     error_decls = {i.name: i for i in module.items if isinstance(i, ast.ErrorDecl)}
     enum_names = frozenset(i.name for i in module.items if isinstance(i, ast.Enum))
     resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics, enum_names, imports)
+    resolver.objects = object_types(module)
 
     records: dict[str, RecordInfo] = {}
     for record in record_decls.values():
@@ -675,7 +707,10 @@ def _declare(
             item, params, returns, errors, policy, retry_annotation, module.path
         )
 
-    checked = CheckedModule(module, records, error_decls, error_fields, fns, {}, imports, enums)
+    objects = declare_objects(module, resolver, diagnostics, target)
+    checked = CheckedModule(
+        module, records, error_decls, error_fields, fns, {}, imports, enums, objects=objects
+    )
     return checked, resolver
 
 

@@ -10,6 +10,7 @@ from pell import ast, naming
 from pell.checker import builtins, dynamic_sql, regex, ut
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
+from pell.checker.matches import check_match
 from pell.checker.methods import (
     BULK,
     BULK_METHODS,
@@ -236,6 +237,23 @@ class ExpressionChecker(SqlChecker):
             if expr.name.lower() in naming.ORACLE_RESERVED:
                 self.reserved_column(expr.name, name_span)
             return t.SqlValue(f"{target.table}.{expr.name.lower()}")
+        if isinstance(target, t.ObjectType) and target.name in self.module.objects:
+            info = self.module.objects[target.name]
+            if expr.name in info.fields:
+                return info.fields[expr.name]
+            hint = (
+                (f"`{target.name}` is a sealed type: `match` on its cases reads their fields",)
+                if info.cases
+                else ()
+            )
+            self.error(
+                "unknown-field",
+                f"type `{target.name}` has no field `{expr.name}`"
+                f"{did_you_mean(expr.name, list(info.fields))}",
+                ast.Span(expr.span.end - len(expr.name), expr.span.end),
+                *hint,
+            )
+            return t.UNKNOWN
         if isinstance(target, t.SqlRow):
             if expr.name in target.names:
                 if expr.name.lower() in naming.ORACLE_RESERVED:
@@ -538,6 +556,8 @@ class ExpressionChecker(SqlChecker):
             for arg in expr.args:
                 self.expr(arg, None)
             return t.UNKNOWN
+        if isinstance(target, t.ObjectType) and target.name in self.module.objects:
+            return self.object_method(expr, target, as_statement)
         if isinstance(target, t.ListType):
             method = LIST_METHODS.get(expr.name)
             if method is None:
@@ -598,6 +618,48 @@ class ExpressionChecker(SqlChecker):
             "unknown-fn", f"{quoted_with_article(target)} has no method `{expr.name}`", expr.span
         )
         return t.UNKNOWN
+
+    def object_method(
+        self, expr: ast.MethodCall, target: t.ObjectType, as_statement: bool
+    ) -> t.Type:
+        """`m.plus(o)`: a method of the object's type (or of its sealed type)."""
+        method = self.module.method(target, expr.name)
+        if method is None:
+            info = self.module.objects[target.name]
+            names = sorted({*info.methods, *self.module.objects.get(target.parent, info).methods})
+            for arg in expr.args:
+                self.expr(arg, None)
+            self.error(
+                "unknown-fn",
+                f"type `{target.name}` has no method `{expr.name}`{did_you_mean(expr.name, names)}",
+                expr.name_span,
+            )
+            return t.UNKNOWN
+        if len(expr.args) != len(method.params):
+            self.error(
+                "arity",
+                f"`{target.name}.{expr.name}()` takes {len(method.params)} "
+                f"argument{'s' * (len(method.params) != 1)}, but {len(expr.args)} "
+                f"{'was' if len(expr.args) == 1 else 'were'} given",
+                expr.span,
+                notes=(Note("the method is declared here", method.decl.name_span),),
+            )
+        for arg, param in zip(expr.args, method.params, strict=False):
+            if param.decl.mode != "in":
+                self.assign_target(arg)
+            self.argument(arg, param.type, expr.name)
+        for arg in expr.args[len(method.params) :]:
+            self.expr(arg, None)
+        if not method.is_function:
+            # a MEMBER PROCEDURE's SELF is IN OUT: it is called on a variable
+            self.assign_target(expr.target)
+            if not as_statement:
+                self.error(
+                    "not-a-statement",
+                    f"`{expr.name}` returns no value: call it as a statement",
+                    expr.span,
+                )
+        return method.returns
 
     def conversion(self, expr: ast.MethodCall, source: t.Type) -> t.Type:
         """`x.into::<text>()`: a value as text (as interpolation writes it), text as a number
@@ -759,6 +821,20 @@ class ExpressionChecker(SqlChecker):
             for init in expr.fields:
                 self.expr(init.value, None)
             return t.UNKNOWN
+        if expr.type_name in self.module.objects:
+            info = self.module.objects[expr.type_name]
+            if info.cases:
+                self.error(
+                    "type-mismatch",
+                    f"sealed type `{expr.type_name}` has no values of its own: build one of its "
+                    f"cases ({', '.join(f'`{c}`' for c in info.cases)})",
+                    expr.span,
+                )
+                for init in expr.fields:
+                    self.expr(init.value, None)
+                return t.UNKNOWN
+            self.field_inits(expr.type_name, info.fields, expr.fields, expr.span)
+            return info.type
         record = self.module.records.get(expr.type_name)
         if record is None:
             for init in expr.fields:
@@ -813,6 +889,18 @@ class ExpressionChecker(SqlChecker):
                 span,
             )
 
+    def unordered_object(self, left: t.Type, right: t.Type) -> str | None:
+        """The object type of a comparison of two objects, when it has no `map fn`."""
+        if not isinstance(left, t.ObjectType) or not isinstance(right, t.ObjectType):
+            return None
+        info = self.module.objects.get(left.parent or left.name)
+        if info is None or info.map_method:
+            return None
+        return info.type.name
+
+    def expr_match(self, expr: ast.Match, expected: t.Type | None) -> t.Type:
+        return check_match(self, expr, expected, None)
+
     def expr_unary(self, expr: ast.Unary, expected: t.Type | None) -> t.Type:
         operand = self.expr(expr.operand, None)
         if expr.op == "-":
@@ -853,6 +941,15 @@ class ExpressionChecker(SqlChecker):
                     "type-mismatch",
                     f"cannot compare {quoted_with_article(left)} with {quoted_with_article(right)} using `{op}`",
                     expr.span,
+                )
+            elif (unordered := self.unordered_object(left, right)) is not None:
+                # PL/SQL compares two objects through the type's MAP (or ORDER) method only
+                # (Object-Relational Developer's Guide, "Map Methods"; without one, PLS-00526)
+                self.error(
+                    "type-mismatch",
+                    f"values of `{unordered}` compare only through its `map fn`, and it has none",
+                    expr.span,
+                    f"give `{unordered}` a `map fn key() -> number {{ ... }}`, or compare fields",
                 )
             elif t.BYTES in (left, right) and op not in ("==", "!="):
                 # bytes are equal or not; an order of binary values is not one Pell promises
@@ -1039,7 +1136,14 @@ class ExpressionChecker(SqlChecker):
             symbol = self.resolve_name(target)
             if symbol is None:
                 return t.UNKNOWN
-            if not symbol.mutable:
+            if not symbol.mutable and symbol.plsql == "SELF":
+                self.error(
+                    "not-assignable",
+                    "a method that returns a value cannot change `self` (its SELF is IN)",
+                    target.span,
+                    "change it in a method without a result (a MEMBER PROCEDURE)",
+                )
+            elif not symbol.mutable:
                 self.error(
                     "not-assignable",
                     f"cannot assign to `{symbol.name}`: it is an `in` parameter",
@@ -1111,6 +1215,7 @@ EXPRESSION_CHECKS: dict[
     ast.Call: ExpressionChecker.expr_call,
     ast.MethodCall: ExpressionChecker.expr_methodcall,
     ast.RecordLit: ExpressionChecker.expr_recordlit,
+    ast.Match: ExpressionChecker.expr_match,
     ast.Unary: ExpressionChecker.expr_unary,
     ast.Binary: ExpressionChecker.expr_binary,
     ast.Wrap: ExpressionChecker.expr_wrap,

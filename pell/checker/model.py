@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from pell import ast
-from pell.checker.types import RecordType, Type, UnitType
+from pell.checker.types import ObjectType, RecordType, Type, UnitType
 from pell.records import field, record
 from pell.retry import RetryPolicy
 from pell.sqltext import Bind
@@ -39,6 +39,8 @@ class FnInfo:
     retry_annotation: ast.Annotation | None
 
     module_path: tuple[str, ...] = ()
+    # a method of an object type: the type its `self` is (SELF in PL/SQL)
+    self_type: ObjectType | None = None
 
     @property
     def pipelined(self) -> bool:
@@ -47,6 +49,22 @@ class FnInfo:
     @property
     def is_function(self) -> bool:
         return not isinstance(self.returns, UnitType)
+
+
+@record
+class ObjectInfo:
+    """An object type, a sealed type or one of its cases, as the checker declared it."""
+
+    decl: ast.TypeDecl | ast.TypeCase
+    type: ObjectType
+    fields: dict[str, Type]  # every attribute the constructor takes, inherited ones first
+    methods: dict[str, FnInfo]  # its own: declared here, or overriding the sealed type's
+    public: bool
+    cases: tuple[str, ...] = ()  # a sealed type's
+    map_method: str = ""
+    # a sealed type without fields of its own: Oracle's object type needs one attribute, so
+    # it has the case's name (pell.codegen.objects.CASE_ATTRIBUTE)
+    tagged: bool = False
 
 
 @record
@@ -87,6 +105,10 @@ class FnAnalysis:
     captures: dict[int, Capture] = field(default_factory=dict)  # `re::capture::<T>` Call -> it
     # MethodCalls `ut::expect(actual).matcher(args)` (pell.checker.ut)
     ut_expectations: set[int] = field(default_factory=set)
+    # Match -> the PL/SQL value its arms test, and whether a local must be given it first
+    matches: dict[int, tuple[str, bool]] = field(default_factory=dict)
+    # Pattern of a statement `match` -> the locals it binds, each with the value it is given
+    pattern_values: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 @record
@@ -100,6 +122,17 @@ class CheckedModule:
     imports: Imports
     enums: dict[str, dict[str, str]]  # enum -> variant -> its text
     retry_facts: ModuleFacts | None = None  # what its fns commit and call, for build-wide checks
+    objects: dict[str, ObjectInfo] = field(default_factory=dict)  # types, sealed types, cases
+    method_analyses: dict[str, FnAnalysis] = field(default_factory=dict)  # `Type.method` -> it
+
+    def method(self, object_type: ObjectType, name: str) -> FnInfo | None:
+        """`name` of the type or, for a case, of its sealed type."""
+        info = self.objects.get(object_type.name)
+        while info is not None:
+            if name in info.methods:
+                return info.methods[name]
+            info = self.objects.get(info.type.parent) if info.type.parent else None
+        return None
 
     def error_info(self, name: str) -> tuple[tuple[str, ...], str, dict[str, Type]]:
         """The module that declares error `name` (`E` or `alias::E`), its own name for it,

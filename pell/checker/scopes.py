@@ -92,6 +92,14 @@ class BodyScopes:
         if symbol is not None:
             self.analysis.names[id(expr)] = symbol
             return symbol
+        if name == "self":
+            self.error(
+                "unknown-name",
+                "`self` is the value a method is called on: it is known only inside a method "
+                "of a `type`",
+                expr.span,
+            )
+            return None
         self.error(
             "unknown-name",
             f"unknown name `{name}`{did_you_mean(name, self.visible_names)}",

@@ -143,7 +143,13 @@ def check_stub_items(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
                         )
                     )
         elif not isinstance(item, ast.Record):
-            kind = "an error" if isinstance(item, ast.ErrorDecl) else "an enum"
+            kind = (
+                "an error"
+                if isinstance(item, ast.ErrorDecl)
+                else "an object type"
+                if isinstance(item, ast.TypeDecl)
+                else "an enum"
+            )
             diagnostics.append(
                 Diagnostic.of(
                     "stub",

@@ -28,6 +28,19 @@ class RecordType:
 
 
 @record
+class ObjectType:
+    """An object type of this module (`type Money { }`), a sealed type, or one of its cases
+    (`parent`: the sealed type): a schema-level Oracle object type, `plsql` its name."""
+
+    name: str
+    plsql: str = field(default="", compare=False)
+    parent: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@record
 class ListType:
     element: Type
 
@@ -115,6 +128,7 @@ class UnknownType:
 Type = (
     Scalar
     | RecordType
+    | ObjectType
     | ListType
     | CursorType
     | TableRow
@@ -196,6 +210,8 @@ def assignable(value: Type, target: Type) -> bool:
         return family(value) == family(target) and not narrows(value, target)
     if isinstance(value, ListType) and isinstance(target, ListType):
         return _same_elements(value.element, target.element)
+    if isinstance(value, ObjectType) and isinstance(target, ObjectType):
+        return value == target or value.parent == target.name  # a case is its sealed type's
     return value == target
 
 

@@ -11,6 +11,7 @@ from pell.checker import types as t
 from pell.checker import ut
 from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen.expressions import quote_text
+from pell.codegen.objects import object_type_statements
 from pell.codegen.subprograms import FnLowerer, subprogram_view
 from pell.codegen.text_forms import list_text_function, oracle_list_text_function
 from pell.codegen.types import plsql_type
@@ -218,7 +219,8 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     regexp_all = _used(naming.REGEXP_ALL_FUNCTION, helpers)
     regexp_split = _used(naming.REGEXP_SPLIT_FUNCTION, helpers)
     return LoweredModule(
-        schema_types=tuple(schema_types(checked)),
+        # object types first: the package's signatures and the row types may use them
+        schema_types=(*object_type_statements(checked, target), *schema_types(checked)),
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
         spec_records=tuple(spec_types),

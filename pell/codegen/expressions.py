@@ -64,6 +64,12 @@ def quote_text(value: str) -> str:
     return " || ".join(pieces)
 
 
+def _empty_text(expr: ast.Expr | None) -> bool:
+    """`""`: NULL in Oracle ("a character value with a length of zero": SQL Language Reference,
+    "Nulls")."""
+    return isinstance(expr, ast.StringLit) and not any(expr.parts)
+
+
 def int_product(expr: ast.Binary, type_of: Callable[[ast.Expr], t.Type]) -> bool:
     """`a * b` of two ints: the checker types it `number`, so it is computed as one. Two
     PLS_INTEGER operands would overflow past 2,147,483,647 with ORA-01426, "even if you assign
@@ -282,6 +288,11 @@ class ExpressionLowerer:
             return self.as_text(expr.target)
         if t.family(self.type_of(expr.target)) in ("date", "timestamp", "interval"):
             return f"EXTRACT({expr.name.upper()} FROM {self.lower(expr.target)})", ATOM
+        if isinstance(self.type_of(expr.target), t.ObjectType):
+            # a member method; empty parentheses, which SQL needs and PL/SQL takes
+            target_sql = wrap(self.lower_with_precedence(expr.target), ATOM)
+            arguments = ", ".join(self.lower(arg) for arg in expr.args)
+            return f"{target_sql}.{naming.fn_name(expr.name)}({arguments})", ATOM
         target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
         target_type = self.type_of(expr.target)
@@ -351,7 +362,91 @@ class ExpressionLowerer:
         return self.lower_with_precedence(expr.operand)
 
     def recordlit_sql(self, expr: ast.RecordLit) -> Lowered:
+        object_type = self.type_of(expr)
+        if isinstance(object_type, t.ObjectType):
+            return self.constructor(expr, object_type), ATOM
         return self.prelude_value(expr), ATOM
+
+    def constructor(self, expr: ast.RecordLit, object_type: t.ObjectType) -> str:
+        """`Money { amount: a, currency: c }`: the type's constructor, its attributes in order
+        (a sealed type's first; the name of the case when it has none of its own)."""
+        info = self.checked.objects[object_type.name]
+        values = {init.name: init.value for init in expr.fields}
+        arguments = [self.lower(values[name]) for name in info.fields if name in values]
+        parent = self.checked.objects.get(object_type.parent)
+        if parent is not None and parent.tagged:
+            arguments.insert(0, quote_text(object_type.name))
+        return f"{object_type.plsql}({', '.join(arguments)})"
+
+    def match_subject(self, expr: ast.Match) -> str:
+        """The PL/SQL value a `match`'s arms test (stored first when it is computed)."""
+        raise NotImplementedError
+
+    def pattern_condition(self, pattern: ast.Pattern, subject: str) -> str | None:
+        """The condition a value meets when `pattern` matches it; None for `_`."""
+        if pattern.kind == "wildcard":
+            return None
+        if pattern.kind == "none":
+            return f"{subject} IS NULL"
+        if pattern.kind == "some":
+            return f"{subject} IS NOT NULL"
+        if pattern.kind == "case":
+            # SQL Language Reference, "IS OF type Condition": true when the value's most
+            # specific type is the case's (a case has no subtypes: UNDER types are FINAL)
+            return f"{subject} IS OF ({self.checked.objects[pattern.case].type.plsql})"
+        assert pattern.value is not None
+        if _empty_text(pattern.value):
+            return f"{subject} IS NULL"  # Oracle's '' is NULL, which `=` never matches
+        return f"{subject} = {wrap(self.lower_with_precedence(pattern.value), COMPARISON + 1)}"
+
+    def arm_condition(self, arm: ast.MatchArm, subject: str) -> str | None:
+        """When an arm runs: one of its patterns matches, and its guard holds; None: always."""
+        conditions = [self.pattern_condition(p, subject) for p in arm.patterns]
+        matched = (
+            None
+            if None in conditions
+            else " OR ".join(c for c in conditions if c is not None)
+        )
+        if arm.guard is None:
+            return matched
+        guard = self.lower_with_precedence(arm.guard)
+        if matched is None:
+            return guard[0]
+        left = f"({matched})" if len(conditions) > 1 else matched
+        return f"{left} AND {wrap(guard, AND + 1)}"
+
+    def match_sql(self, expr: ast.Match) -> Lowered:
+        """A `match` that gives a value: a CASE expression, simple when every pattern is a
+        value (`CASE x WHEN 0 THEN ... END`), searched otherwise; without a `_` arm no ELSE,
+        which gives NULL (PL/SQL Language Reference, "CASE Expressions")."""
+        subject = self.match_subject(expr)
+        simple = all(
+            arm.guard is None
+            and all(
+                p.kind == "wildcard" or (p.kind == "value" and not _empty_text(p.value))
+                for p in arm.patterns
+            )
+            for arm in expr.arms
+        )
+        whens: list[str] = []
+        otherwise = ""
+        for arm in expr.arms:
+            assert not isinstance(arm.body, ast.Block)  # the checker refuses blocks here
+            value = self.lower(arm.body)
+            condition = self.arm_condition(arm, subject)
+            if condition is None:
+                otherwise = f" ELSE {value}"
+                break
+            if simple:
+                whens += [
+                    f" WHEN {self.lower(p.value)} THEN {value}"
+                    for p in arm.patterns
+                    if p.value is not None
+                ]
+            else:
+                whens.append(f" WHEN {condition} THEN {value}")
+        head = f"CASE {subject}" if simple else "CASE"
+        return f"{head}{''.join(whens)}{otherwise} END", ATOM
 
     def listlit_sql(self, expr: ast.ListLit) -> Lowered:
         return self.prelude_value(expr), ATOM
@@ -374,6 +469,7 @@ EXPRESSION_SQL: dict[type[ast.Node], Callable[[ExpressionLowerer, Any], Lowered]
     ast.Call: ExpressionLowerer.call_sql,
     ast.MethodCall: ExpressionLowerer.methodcall_sql,
     ast.RecordLit: ExpressionLowerer.recordlit_sql,
+    ast.Match: ExpressionLowerer.match_sql,
     ast.Unary: ExpressionLowerer.unary_sql,
     ast.Binary: ExpressionLowerer.binary_sql,
     ast.Wrap: ExpressionLowerer.wrap_sql,

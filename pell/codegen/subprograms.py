@@ -345,7 +345,11 @@ class FnLowerer(ExpressionLowerer):
         not_found = self.not_found_of(value)
         value = unwrap_value(value)
         root = target.split(".")[0]
-        if isinstance(value, ast.RecordLit) and not _refers_to(value, root, self.analysis):
+        if (
+            isinstance(value, ast.RecordLit)
+            and not isinstance(self.type_of(value), t.ObjectType)  # its constructor
+            and not _refers_to(value, root, self.analysis)
+        ):
             for init in value.fields:
                 self.store(
                     f"{target}.{naming.field_name(init.name)}", init.value, self.type_of(init.value)
@@ -553,8 +557,48 @@ class FnLowerer(ExpressionLowerer):
         self.store(name, expr, type_)
         return name
 
+    def match_subject(self, expr: ast.Match) -> str:
+        subject, stored = self.analysis.matches[id(expr)]
+        if stored:
+            self.store(subject, expr.subject, self.type_of(expr.subject))
+        return subject
+
+    def match_statement(self, expr: ast.Match) -> None:
+        """A `match` statement: IF / ELSIF on each arm's patterns, ELSE for `_`."""
+        subject = self.match_subject(expr)
+        branches: list[plsql.Branch] = []
+        rest: list[plsql.Stmt] | None = None
+        for arm in expr.arms:
+            condition = self.arm_condition(arm, subject)
+            calls = self.take_calls()
+            bound = [
+                self.at(plsql.Assign(local, value))
+                for pattern in arm.patterns
+                for local, value in self.analysis.pattern_values.get(id(pattern), [])
+            ]
+            body = bound + self.arm_body(arm.body)
+            if condition is None:
+                rest = body
+                break
+            branches.append(plsql.Branch(plsql.Opaque(condition, calls), body))
+        if not branches:
+            for node in rest or []:
+                self.out.append(node)
+            return
+        if rest is not None and all(isinstance(node, plsql.Null) for node in rest):
+            rest = None  # `_ -> { }`: no ELSE NULL
+        self.emit(plsql.If(branches, rest))
+
+    def arm_body(self, body: ast.Block | ast.Expr) -> list[plsql.Stmt]:
+        if isinstance(body, ast.Block):
+            return self.nested(body)
+        return self.collect(partial(self.stmt_exprstmt, ast.ExprStmt(body, span=body.span)))
+
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
+        if isinstance(expr, ast.Match):
+            self.match_statement(expr)
+            return
         if (dynamic := self.analysis.dynamic_sql.get(id(expr))) is not None:
             self.emit(dynamic_statement(dynamic, []))
             return

@@ -42,6 +42,8 @@ def plsql_type(type_: t.Type, place: Place) -> str:
         return _SCALARS[type_.name][_PLACE_INDEX[place]]
     if isinstance(type_, t.RecordType):
         return type_.plsql or naming.record_type_name(type_.name)
+    if isinstance(type_, t.ObjectType):
+        return type_.plsql  # a schema-level type: the same name in every place
     if isinstance(type_, t.ListType):
         return naming.list_type_name(str(type_.element))
     if isinstance(type_, t.CursorType):

@@ -101,6 +101,10 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     for item in module.items:
         if isinstance(item, ast.Sequence) and "::" in item.name:
             diagnostics.append(_unsupported("a sequence of another schema", item.span))
+        if isinstance(item, ast.TypeDecl):
+            # a composite type has no methods, and no subtypes to match by case
+            what = "a sealed type" if item.sealed else "an object type (`type Name { }`)"
+            diagnostics.append(_unsupported(what, item.name_span))
     suite = suite_annotation(module)
     if suite is not None:  # utPLSQL is Oracle's: no PostgreSQL framework reads its annotations
         diagnostics.append(_unsupported("a utPLSQL suite (`@suite`)", suite.span))

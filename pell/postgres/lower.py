@@ -338,6 +338,8 @@ class PgFnLowerer:
 
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
+        if isinstance(expr, ast.Match):
+            self.match(expr)
         if (chain := sql_chain(expr)) is not None:
             if any(call.name == "returning" for call in chain[1]):
                 # RETURNING needs its INTO STRICT even when the value is unused
@@ -563,6 +565,10 @@ class PgFnLowerer:
             self.store(holder, expr, self.type_of(expr))
             return holder, ATOM
         return EXPRESSIONS[type(expr)](self, expr)
+
+    def match(self, expr: ast.Match) -> Lowered:
+        # not lowered for PostgreSQL yet (its CASE would do for scalars)
+        raise self.unsupported("`match`", ast.Span(expr.span.start, expr.span.start + 5))
 
     def numberlit(self, expr: ast.NumberLit) -> Lowered:
         return expr.text, ATOM
@@ -885,6 +891,7 @@ EXPRESSIONS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], Lowered]] = {
     ast.Call: PgFnLowerer.call,
     ast.MethodCall: PgFnLowerer.methodcall,
     ast.RecordLit: PgFnLowerer.recordlit,
+    ast.Match: PgFnLowerer.match,
     ast.Unary: PgFnLowerer.unary,
     ast.Binary: PgFnLowerer.binary,
     ast.Wrap: PgFnLowerer.wrap_value,

@@ -1,0 +1,154 @@
+"""Object types, sealed types and `match` (issue 26, items 1 and 2): the parts the case
+snapshots (tests/cases/object_types.pell, sealed_types.pell, match_values.pell) do not pin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pell import ast, compile_source
+from pell.cli import main
+from pell.deploy import split_script
+from pell.syntax import parse
+
+SHAPES = """module geometry.shapes;
+
+pub sealed type Shape {
+    fn area() -> number;
+    case Disc { radius: number } { fn area() -> number { return 3 * self.radius; } }
+    case Square { side: number } { fn area() -> number { return self.side * self.side; } }
+}
+"""
+
+
+def _codes(source: str, target: str = "23ai") -> list[str]:
+    return [d.code for d in compile_source(source, "m.pell", target).diagnostics]
+
+
+def test_the_public_forms_parse_into_types_cases_and_patterns() -> None:
+    text = """module m;
+pub type Money {
+    amount: number,
+    fn plus(o: Money) -> Money { return o; }
+    map fn rank() -> number { return self.amount; }
+}
+pub sealed type S {
+    fn f() -> number;
+    case A { x: number; } { fn f() -> number { return 1; } }
+    case B { } { }
+}
+fn g(s: S, n: number) -> number {
+    match s { A { x: y, .. } -> { return y; } B(_) -> { } }
+    return match n { 1 | 2 => 1, _ if n > 3 => 2, _ -> 0 };
+}
+"""
+    module, diagnostics = parse(text)
+    assert diagnostics == [] and module is not None
+    money, sealed, fn = module.items
+    assert isinstance(money, ast.TypeDecl) and isinstance(sealed, ast.TypeDecl)
+    assert money.public and not money.sealed and money.map_method == "rank"
+    assert [f.name for f in money.fields] == ["amount"]
+    assert [m.name for m in money.methods] == ["plus", "rank"]
+    assert sealed.sealed and [c.name for c in sealed.cases] == ["A", "B"]
+    assert not sealed.methods[0].has_body
+    assert isinstance(fn, ast.Fn)
+    statement = fn.body.stmts[0]
+    assert isinstance(statement, ast.ExprStmt) and isinstance(statement.expr, ast.Match)
+    first, second = statement.expr.arms
+    assert first.patterns[0].kind == "case" and first.patterns[0].bindings == (("x", "y"),)
+    assert second.patterns[0].case == "B" and second.patterns[0].bindings == ()
+    returned = fn.body.stmts[1]
+    assert isinstance(returned, ast.Return) and isinstance(returned.value, ast.Match)
+    arms = returned.value.arms
+    assert [p.kind for p in arms[0].patterns] == ["value", "value"]
+    assert arms[1].guard is not None and arms[2].guard is None
+
+
+def test_types_come_before_the_package_specs_before_bodies() -> None:
+    """`pellc deploy` runs every spec before any body, in the file's order: the sealed type's
+    spec, then its cases', then the package spec that uses them."""
+    result = compile_source(SHAPES + "pub fn unit() -> Shape { return Square { side: 1 }; }\n")
+    assert result.sql is not None
+    order = [(s.object_type, s.object_name) for s in split_script(result.sql)]
+    assert order == [
+        ("TYPE", "SHAPES_SHAPE"),
+        ("TYPE", "SHAPES_DISC"),
+        ("TYPE", "SHAPES_SQUARE"),
+        ("TYPE BODY", "SHAPES_DISC"),
+        ("TYPE BODY", "SHAPES_SQUARE"),
+        ("PACKAGE", "SHAPES"),
+        ("PACKAGE BODY", "SHAPES"),
+    ]
+
+
+def test_a_case_is_its_sealed_type_but_not_another_case() -> None:
+    ok = SHAPES + "fn f() -> Shape { let d: Disc = Disc { radius: 1 }; return d; }\n"
+    assert _codes(ok) == []
+    wrong = SHAPES + "fn f() -> Square { return Disc { radius: 1 }; }\n"
+    assert _codes(wrong) == ["return-type"]
+
+
+def test_a_statement_match_leaves_the_fn_only_with_a_wildcard_arm() -> None:
+    """A case pattern misses a null object: without `_`, every arm returning is not enough."""
+    returns = "fn f(s: Shape) -> number {{ match s {{ Disc(_) -> {{ return 1; }} {} }} }}\n"
+    assert _codes(SHAPES + returns.format("_ -> { return 2; }")) == []
+    assert _codes(SHAPES + returns.format("Square(_) -> { return 2; }")) == ["missing-return"]
+
+
+def test_a_method_without_a_result_is_called_on_a_variable() -> None:
+    """A MEMBER PROCEDURE's SELF is IN OUT: PL/SQL refuses an IN parameter there."""
+    money = "module m;\ntype Money { amount: number; fn bump() { self.amount = self.amount + 1; } }\n"
+    assert _codes(money + "fn f(m: Money) { m.bump(); }\n") == ["not-assignable"]
+    assert _codes(money + "fn f(m: Money) { var c: Money = m; c.bump(); }\n") == []
+
+
+def test_schema_level_names_fit_the_target() -> None:
+    """Oracle 12.2's 30 bytes count the package prefix of a type's name."""
+    text = "module inventory_management;\ntype WarehouseLocation { code: text; }\n"
+    assert _codes(text) == []
+    assert _codes(text, "12.2") == ["identifier-too-long"]
+
+
+def test_a_binding_of_a_statement_arm_is_read_once_as_the_arm_begins() -> None:
+    """The arm may change the variable matched: its bound fields are copied first."""
+    text = SHAPES + (
+        "fn f(s: Shape) -> number {\n    var cur: Shape = s;\n    var out: number = 0;\n"
+        "    match cur { Disc { radius: r } -> { cur = Square { side: 1 }; out = r; } _ -> { } }\n"
+        "    return out;\n}\n"
+    )
+    result = compile_source(text, "m.pell")
+    assert result.sql is not None
+    body = result.sql[result.sql.index("IF l_cur IS OF") :]
+    lines = [line.strip() for line in body.splitlines()[:4]]
+    assert lines == [
+        "IF l_cur IS OF (geometry.shapes_disc) THEN",
+        "l_r := TREAT(l_cur AS geometry.shapes_disc).radius;",
+        "l_cur := geometry.shapes_square('Square', 1);",
+        "l_out := l_r;",
+    ]
+
+
+def test_cases_belong_to_a_sealed_type() -> None:
+    text = "module m;\ntype T {\n    x: number;\n    case C { } { }\n}\n"
+    module, diagnostics = parse(text)
+    assert module is None
+    assert [(d.code, text[d.span.start : d.span.end]) for d in diagnostics] == [
+        ("unsupported", "case")
+    ]
+
+
+def test_another_modules_type_is_a_located_unsupported_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pell.toml").write_text("", "utf-8")
+    (tmp_path / "money.pell").write_text("module money;\npub type Money { amount: number; }\n")
+    (tmp_path / "shop.pell").write_text(
+        "module shop;\nimport money;\npub fn f(m: money::Money) -> number { return 1; }\n"
+    )
+    assert main(["check", str(tmp_path)]) == 1
+    errors = [line for line in capsys.readouterr().err.splitlines() if ": error: " in line]
+    assert errors == [
+        f"{tmp_path / 'shop.pell'}:3:13: error: `money::Money` is another module's object type, "
+        "which is not supported yet  [unsupported]"
+    ]
