@@ -453,7 +453,47 @@ class TypeDecl(Node):
     name_span: Span = field(default=NO_SPAN, repr=False, compare=False)
 
 
-Item = Record | ErrorDecl | Enum | Fn | Sequence | TypeDecl
+@record
+class StateField(Node):
+    """`acc: number = 0;` in an aggregate's `state { }`: the default is its initial value."""
+
+    name: str
+    type: TypeRef
+    default: Expr | None
+
+
+@record
+class AggregateMethod(Node):
+    """`step(v: number) { }`, `merge(o: Self) { }` or `finish() -> number { }` of an
+    aggregate: parts of it, never fns of the package (pell.checker.aggregates)."""
+
+    name: str
+    params: tuple[Param, ...]
+    return_type: TypeRef | None
+    body: Block
+    name_span: Span = field(repr=False, compare=False)
+
+
+@record
+class Aggregate(Node):
+    """`pub aggregate total(x: number) -> number { state { } step(..) { } ... }`: a
+    user-defined aggregate function of SQL (Oracle's ODCIAggregate interface)."""
+
+    name: str
+    params: tuple[Param, ...]
+    return_type: TypeRef
+    state: tuple[StateField, ...]
+    methods: tuple[AggregateMethod, ...]
+    public: bool
+    annotations: tuple[Annotation, ...]
+    name_span: Span = field(repr=False, compare=False)
+    state_spans: tuple[Span, ...] = field(default=(), repr=False, compare=False)  # `state {`
+
+    def method(self, name: str) -> AggregateMethod | None:
+        return next((m for m in self.methods if m.name == name), None)
+
+
+Item = Record | ErrorDecl | Enum | Fn | Sequence | TypeDecl | Aggregate
 
 
 @record

@@ -83,6 +83,14 @@ class _Guard:
         self.condition = condition
 
 
+class _StatePart:
+    """An aggregate's `state { ... }` on its way into the Aggregate node."""
+
+    def __init__(self, fields: tuple[ast.StateField, ...], span: ast.Span) -> None:
+        self.fields = fields
+        self.span = span
+
+
 class _ReturnType:
     def __init__(self, type_ref: ast.TypeRef) -> None:
         self.type = type_ref
@@ -335,7 +343,7 @@ class AstBuilder:
             return ast.ErrorDecl(body.name, body.fields, public, annotations, span=span)
         if isinstance(body, ast.Sequence):
             return ast.Sequence(body.name, public, annotations, span=span)
-        if isinstance(body, ast.TypeDecl):
+        if isinstance(body, ast.TypeDecl | ast.Aggregate):
             return records.replace(body, public=public, annotations=annotations, span=span)
         assert isinstance(body, ast.Enum)
         return ast.Enum(body.name, body.variants, public, annotations, span=span)
@@ -343,10 +351,8 @@ class AstBuilder:
     def annotation(self, span: ast.Span, children: list[Any]) -> ast.Annotation:
         args: tuple[ast.AnnotationArg, ...] = children[1] if len(children) > 1 else ()
         tuple_arg = next((a for a in args if any(a is t for t in self.tuple_args)), None)
-        if tuple_arg is not None and str(children[0]) == "parallel":
-            at = ast.Span(span.start, span.start + len("@parallel"))
-            self.unsupported("`@parallel(...)` is not supported yet", at)
-        elif tuple_arg is not None:
+        # `@parallel(order = (a, b))` lists columns (pell.checker.parallel)
+        if tuple_arg is not None and str(children[0]) != "parallel":
             self.unsupported(
                 "a tuple `(a, b)` as an annotation argument is not supported yet", tuple_arg.span
             )
@@ -421,13 +427,65 @@ class AstBuilder:
             self.unsupported("a `map fn` belongs to the sealed type, not to a case", span)
         return ast.TypeCase(str(children[0]), fields, methods, span=span)
 
-    def aggregate_decl(self, span: ast.Span, children: list[Any]) -> _Unsupported:
-        self.unsupported("aggregates are not supported yet", children[0])
-        return UNSUPPORTED_ITEM
+    def aggregate_decl(self, span: ast.Span, children: list[Any]) -> ast.Aggregate:
+        name: Token = children[1]
+        params = tuple(c for c in children if isinstance(c, ast.Param))
+        return_type = next(c.type for c in children if isinstance(c, _ReturnType))
+        states = [c for c in children if isinstance(c, _StatePart)]
+        for extra in states[1:]:
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "aggregate-shape",
+                    f"aggregate `{name}` has a second `state {{ }}`: give every field in one",
+                    extra.span,
+                )
+            )
+        return ast.Aggregate(
+            str(name),
+            params,
+            return_type,
+            tuple(f for state in states for f in state.fields),
+            tuple(c for c in children if isinstance(c, ast.AggregateMethod)),
+            False,
+            (),
+            span=span,
+            name_span=token_span(name),
+            state_spans=tuple(state.span for state in states),
+        )
+
+    def aggregate_state(self, span: ast.Span, children: list[Any]) -> _StatePart | None:
+        word: Token = children[0]
+        if str(word) != "state":
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "aggregate-shape",
+                    f"`{word} {{ }}` is no part of an aggregate: its fields go in `state {{ }}`",
+                    token_span(word),
+                )
+            )
+            return None
+        return _StatePart(tuple(c for c in children[1:] if isinstance(c, ast.StateField)), span)
+
+    def aggregate_method(self, span: ast.Span, children: list[Any]) -> ast.AggregateMethod:
+        name: Token = children[0]
+        return ast.AggregateMethod(
+            str(name),
+            tuple(c for c in children if isinstance(c, ast.Param)),
+            next((c.type for c in children if isinstance(c, _ReturnType)), None),
+            next(c for c in children if isinstance(c, ast.Block)),
+            span=span,
+            name_span=token_span(name),
+        )
+
+    def state_field(self, span: ast.Span, children: list[Any]) -> ast.StateField:
+        default = children[2] if len(children) > 2 and not isinstance(children[2], Token) else None
+        return ast.StateField(str(children[0]), children[1], default, span=span)
 
     def tuple_arg(self, span: ast.Span, children: list[Any]) -> ast.AnnotationArg:
         # reported by `annotation`, which knows whose argument it is
-        arg = ast.AnnotationArg(str(children[0]), children[1], span=span)
+        items = tuple(children[1:])
+        value = ast.ListLit(items, span=ast.Span(items[0].span.start, items[-1].span.end))
+        arg = ast.AnnotationArg(str(children[0]), value, span=span)
         self.tuple_args.append(arg)
         return arg
 

@@ -12,7 +12,7 @@ from pell.build import RUNTIME_FILE
 from pell.records import record
 
 _CREATE = re.compile(
-    r"^\s*CREATE\s+OR\s+REPLACE\s+(PACKAGE\s+BODY|PACKAGE|TYPE\s+BODY|TYPE)\s+"
+    r"^\s*CREATE\s+OR\s+REPLACE\s+(PACKAGE\s+BODY|PACKAGE|TYPE\s+BODY|TYPE|FUNCTION)\s+"
     r"(?:(\w+)\.)?(\w+)",
     re.IGNORECASE,
 )
@@ -24,7 +24,8 @@ class Statement:
 
     text: str
     line: int  # 1-based line of the script where `text` begins
-    object_type: str  # as USER_ERRORS names it: PACKAGE, PACKAGE BODY, TYPE, TYPE BODY
+    # as USER_ERRORS names it: PACKAGE, PACKAGE BODY, TYPE, TYPE BODY, FUNCTION (an aggregate)
+    object_type: str
     object_name: str  # upper case, without the schema
     schema: str | None
 

@@ -159,6 +159,19 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "annotation-argument": (Severity.ERROR, "a bad annotation argument"),
     "annotation-misuse": (Severity.ERROR, "an annotation on an item it does not apply to"),
+    "aggregate-shape": (
+        Severity.ERROR,
+        "an aggregate Oracle cannot make: no input, a part missing or misshapen, a state field "
+        "SQL cannot hold",
+    ),
+    "aggregate-dml": (
+        Severity.ERROR,
+        "an aggregate's part changes data or ends the transaction: it runs inside a query",
+    ),
+    "parallel-misuse": (
+        Severity.ERROR,
+        "@parallel where Oracle allows no PARALLEL_ENABLE clause of that form",
+    ),
     "return-in-finally": (
         Severity.ERROR,
         "`return`, `break` or `continue` leaving a `finally` block",

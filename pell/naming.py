@@ -126,6 +126,11 @@ def list_type_name(element: str) -> str:
     return f"t_{element.replace('::', '_').lower()}_list"
 
 
+def cursor_type_name(element: str) -> str:
+    """A strongly typed REF CURSOR of a record's rows: `cursor<Txn>` -> `t_txn_cursor`."""
+    return f"t_{element.replace('::', '_').lower()}_cursor"
+
+
 def row_type_names(module_path: tuple[str, ...], element: str) -> tuple[str, str]:
     """Schema-level types of a @pipelined fn's rows: (`[schema.]pkg_order_row`, `..._rows`)."""
     schema, package = package_name(module_path)

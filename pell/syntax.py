@@ -409,16 +409,13 @@ def _shown(value: str) -> str:
 # Constructs of the wider Pell language that pellc does not take yet (language.md section 10),
 # by the word that starts them, with the message to give.
 _OUT_OF_SCOPE_WORDS = {
-    "aggregate": "aggregates are not supported yet",
     "jq": "jq queries (`jq! { }`) are not supported yet",
     "json": "JSON literals (`json! { }`) are not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The grammar's keywords of those constructs: a syntax error inside one (the public compiler's
 # forms parse) is reported as the construct being unsupported, at its keyword.
-_OUT_OF_SCOPE_KEYWORDS = {
-    "AGGREGATE": "aggregate",
-}
+_OUT_OF_SCOPE_KEYWORDS: dict[str, str] = {}
 
 
 def _inside_out_of_scope(error: UnexpectedInput) -> Diagnostic | None:

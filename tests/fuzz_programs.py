@@ -2148,6 +2148,9 @@ class _Linter:
         self.accept("EDITIONABLE", "NONEDITIONABLE")
         kind = self.next().word
         body = self.accept("BODY")
+        if kind == "FUNCTION":
+            self.aggregate_function()
+            return
         if kind not in ("PACKAGE", "TYPE"):
             self.shape(f"CREATE {kind} is not what pellc writes")
             self.skip_to()
@@ -2210,6 +2213,21 @@ class _Linter:
         self.skip_to()
         self.expect_semicolon()
 
+    def aggregate_function(self) -> None:
+        """`CREATE FUNCTION f(p IN T) RETURN R [PARALLEL_ENABLE] AGGREGATE USING t;`, the only
+        schema-level function pellc writes (an aggregate: pell.codegen.aggregates)."""
+        full, last = self.qualified_name("a function")
+        self.schema_objects.declare(_Token("QuotedIdent", f'"{full}"', last.line), "function")
+        if self.peek().kind == "LParen":
+            self.i += 1
+            self.field_list(_Scope(f"the parameters of {full}", self.problems), "a parameter")
+        self.skip_to("AGGREGATE", "IS", "AS")
+        if not self.accept("AGGREGATE"):
+            self.shape(f"CREATE FUNCTION {full} is no aggregate, which is all pellc writes")
+        self.skip_to()
+        self.expect_semicolon()
+        self.terminate()
+
     def type_elements(self, scope: _Scope) -> None:
         """An object type's attributes and method specs, up to and past the close."""
         while self.peek().kind not in ("EOF", "RParen"):
@@ -2254,8 +2272,15 @@ class _Linter:
             self.shape(f"a CREATE statement is not followed by a `/` line (found {token.text!r})")
 
     def field_list(self, scope: _Scope, what: str) -> None:
-        """`name type [...], ...)`: after the open parenthesis, up to and past the close."""
+        """`name type [...], ...)`: after the open parenthesis, up to and past the close. In
+        an object type, a method's specification (`MEMBER FUNCTION f(...) RETURN T`) declares
+        no attribute."""
         while self.peek().kind not in ("EOF", "RParen"):
+            if what == "an attribute" and self.at("STATIC", "MEMBER", "MAP", "ORDER"):
+                self.skip_to(kinds=("Comma", "RParen"))
+                if self.peek().kind == "Comma":
+                    self.i += 1
+                continue
             token = self.name(what)
             scope.declare(token, what.split()[-1])
             self.skip_to(kinds=("Comma", "RParen"))

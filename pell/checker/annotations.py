@@ -31,7 +31,9 @@ _RETRY_CONFLICTS = {
 
 
 # Annotations of the wider Pell language that pellc does not take yet.
-_OUT_OF_SCOPE = ("parallel",)
+_OUT_OF_SCOPE: tuple[str, ...] = ()
+# Checked once the fn's types are known (pell.checker.parallel)
+_CHECKED_LATER = ("parallel",)
 
 # Clauses Oracle allows on functions only.
 _FUNCTION_ONLY = ("deterministic", "result_cache", "udf")
@@ -112,6 +114,8 @@ def check_fn_annotations(
                     "unsupported", f"@{annotation.name} is not supported yet", annotation.span
                 )
             )
+        elif annotation.name in _CHECKED_LATER:
+            continue
         elif annotation.name in DYNAMIC_SQL_ANNOTATIONS:
             _check_dynamic_sql_annotation(fn, annotation, diagnostics)
         elif annotation.name in ut.FN_ANNOTATIONS:

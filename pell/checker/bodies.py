@@ -67,9 +67,10 @@ class BodyChecker(ExpressionChecker):
 
     def run(self) -> FnAnalysis:
         params: dict[str, str] = {}
+        own_names = dict(self.fn.param_plsql)
         for param in self.fn.params:
             decl = param.decl
-            plsql = naming.param_name(decl.name)
+            plsql = own_names.get(decl.name) or naming.param_name(decl.name)
             self.taken.add(plsql)
             first = params.setdefault(plsql, decl.name)
             if first != decl.name or decl.name in self.scopes[0]:

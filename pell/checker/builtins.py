@@ -168,6 +168,9 @@ TABLE: tuple[Builtin, ...] = (
     _b("power", ("numeric", "numeric"), t.NUMBER),
     _b("sqrt", ("numeric",), t.NUMBER),
     _b("sign", ("numeric",), t.NUMBER),
+    # BITAND "returns an integer" of two nonnegative integers (BITAND.html); PL/SQL's STANDARD
+    # has it too, so an aggregate's step may call it (tests/cases/aggregates.pell)
+    _b("bitand", ("numeric", "numeric"), t.NUMBER),
     # GREATEST and LEAST compare with the first argument's type (GREATEST.html); Oracle takes
     # one argument too, but the greatest of one value is a mistake: two at least.
     _b("greatest", ("same",), "same", 2, variadic=True),

@@ -8,6 +8,7 @@ import re
 from pell import ast, naming, records
 from pell.ast_builder import PRINT_ALIASES
 from pell.checker import types as t
+from pell.checker.aggregates import check_aggregates
 from pell.checker.annotations import (
     check_error_annotations,
     check_fn_annotations,
@@ -18,6 +19,7 @@ from pell.checker.bodies import check_fn_body
 from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
 from pell.checker.objects import check_method_bodies, declare_objects, object_types
+from pell.checker.parallel import check_parallel
 from pell.checker.retry_safety import check_retry_safety, for_target
 from pell.checker.stubs import check_module_annotations, check_stub_items, stub_facts
 from pell.checker.ut import check_suite
@@ -502,6 +504,19 @@ def check_identifier_lengths(
             method_analysis = checked.method_analyses.get(f"{info.type.name}.{method_name}")
             if method_analysis is not None:
                 names += [(s.plsql, s.span) for s in method_analysis.locals]
+    for aggregate in checked.aggregates.values():
+        names += [
+            (name.split(".")[-1], aggregate.decl.name_span)
+            for name in (
+                aggregate.function,
+                aggregate.impl_type,
+                *aggregate.collections.values(),
+                *([aggregate.args_type] if aggregate.args_type else []),
+            )
+        ]
+        names += [(naming.field_name(f.name), f.span) for f in aggregate.decl.state]
+        for _, analysis in aggregate.parts.values():
+            names += [(s.plsql, s.span) for s in (*analysis.locals, *analysis.bindings.values())]
     for record in checked.records.values():
         for field_type in record.fields.values():
             if isinstance(field_type, t.ListType):
@@ -538,6 +553,8 @@ def check(
         index = stub_index()
     diagnostics: list[Diagnostic] = []
     checked, resolver = _declare(module, index, diagnostics, target)
+    if not module.is_stub:
+        check_parallel(checked, diagnostics, target)
     for fn_name, info in list(checked.fns.items()):
         if info.retry is not None and info.retry_annotation is not None:
             on = check_retry_targets(
@@ -565,6 +582,9 @@ def check(
                 analysis = check_fn_body(method, checked, resolver, diagnostics, target)
                 checked.method_analyses[key] = analysis
     check_method_bodies(checked, diagnostics)
+    if not module.is_stub:
+        aggregates = check_aggregates(checked, resolver, diagnostics, target)
+        checked = records.replace(checked, aggregates=aggregates)
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics, sql_blocks)
     # a stub has no bodies: its facts are its `@commits` marks

@@ -316,6 +316,15 @@ class ExpressionChecker(SqlChecker):
         if fn is None:
             for arg in call_values(expr):
                 self.expr(arg, None)
+            if any(isinstance(i, ast.Aggregate) and i.name == name for i in self.module.module.items):
+                # an aggregate function reads a group of rows: only a query calls it
+                self.error(
+                    "unknown-fn",
+                    f"`{name}` is an aggregate: SQL calls it over a group of rows "
+                    f"(`sql! {{ select {name}(x) from t }}`), Pell code does not",
+                    expr.callee.span,
+                )
+                return t.UNKNOWN
             self.error(
                 "unknown-fn",
                 f"unknown fn `{name}`"

@@ -11,6 +11,7 @@ from pell.retry import RetryPolicy
 from pell.sqltext import Bind
 
 if TYPE_CHECKING:
+    from pell.checker.aggregates import AggregateInfo
     from pell.checker.dynamic_sql import DynamicSql
     from pell.checker.imports import Imports
     from pell.checker.regex import Capture
@@ -41,6 +42,12 @@ class FnInfo:
     module_path: tuple[str, ...] = ()
     # a method of an object type: the type its `self` is (SELF in PL/SQL)
     self_type: ObjectType | None = None
+    # Parameters whose PL/SQL name is not `p_<name>`: an aggregate's `self` (pell.checker.aggregates)
+    param_plsql: tuple[tuple[str, str], ...] = ()
+    # @parallel (pell.checker.parallel): the clause after the RETURN type, and the cursor
+    # parameter it partitions by HASH or RANGE, which takes a strongly typed REF CURSOR
+    parallel_clause: str = ""
+    strong_cursor: str = ""
 
     @property
     def pipelined(self) -> bool:
@@ -133,6 +140,8 @@ class CheckedModule:
                 return info.methods[name]
             info = self.objects.get(info.type.parent) if info.type.parent else None
         return None
+    # `aggregate`s (pell.checker.aggregates): schema-level types and functions, no package fns
+    aggregates: dict[str, AggregateInfo] = field(default_factory=dict)
 
     def error_info(self, name: str) -> tuple[tuple[str, ...], str, dict[str, Type]]:
         """The module that declares error `name` (`E` or `alias::E`), its own name for it,

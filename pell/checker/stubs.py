@@ -143,12 +143,11 @@ def check_stub_items(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
                         )
                     )
         elif not isinstance(item, ast.Record):
-            kind = (
-                "an error"
-                if isinstance(item, ast.ErrorDecl)
-                else "an object type"
-                if isinstance(item, ast.TypeDecl)
-                else "an enum"
+            kind = {
+                ast.ErrorDecl: "an error",
+                ast.TypeDecl: "an object type",
+                ast.Aggregate: "an aggregate",
+            }.get(type(item), "an enum"
             )
             diagnostics.append(
                 Diagnostic.of(

@@ -10,6 +10,7 @@ from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker import ut
 from pell.checker.model import CheckedModule, FnInfo
+from pell.codegen.aggregates import aggregate_statements
 from pell.codegen.expressions import quote_text
 from pell.codegen.objects import object_type_statements
 from pell.codegen.subprograms import FnLowerer, subprogram_view
@@ -52,6 +53,8 @@ class LoweredModule:
     # `"{xs}"`: the function that writes a list of each element type as text, in full
     # (pell.codegen.text_forms.oracle_list_text_function), by element type
     list_text_functions: tuple[str, ...] = ()
+    # each aggregate's type, type body and function (pell.codegen.aggregates), each ending in /
+    aggregates: tuple[str, ...] = ()
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -149,9 +152,27 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
             return _record_sql(checked, node.name)
         return _list_sql(node)
 
+    # the strongly typed cursors @parallel partitions by HASH or RANGE (pell.checker.parallel),
+    # with their rows' record
+    # with their rows' record, in the spec (SQL calls the fn, which only a public one can be)
+    cursors: list[t.Type] = []
+    for fn in checked.fns.values():
+        for param in fn.params:
+            if param.decl.name == fn.strong_cursor and isinstance(param.type, t.CursorType):
+                cursors.append(param.type.element)
+                for node in _named_types(param.type.element):
+                    publish(node)
+
     ordered = [n for n in ordered if not (isinstance(n, t.RecordType) and n.module)]
     spec = [render(node) for node in ordered if node in public]
     body = [render(node) for node in ordered if node not in public]
+    for row in dict.fromkeys(cursors):
+        # PL/SQL Language Reference, "Cursor Variable Declaration": `TYPE t IS REF CURSOR
+        # RETURN record_type`, a strong one
+        spec.append(
+            f"TYPE {naming.cursor_type_name(str(row))} IS REF CURSOR RETURN "
+            f"{plsql_type(row, 'param')};"
+        )
     for item in checked.module.items:
         if isinstance(item, ast.Enum):
             constants = [
@@ -256,6 +277,11 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
             oracle_list_text_function(element, plsql_type(t.ListType(element), "local"))
             for element in (t.Scalar(name) for name in t.SCALARS)
             if list_text_function(element) in helpers
+        ),
+        aggregates=tuple(
+            statement
+            for info in checked.aggregates.values()
+            for statement in aggregate_statements(info, target)
         ),
     )
 

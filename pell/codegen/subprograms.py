@@ -11,7 +11,7 @@ from pell.checker import regex
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
 from pell.checker.dynamic_sql import DynamicSql
-from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo
 from pell.checker.regex import Capture
 from pell.checker.retry_facts import EXEC_DYN, ends_transaction, exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
@@ -51,7 +51,7 @@ _FUNCTION_CLAUSES = (("deterministic", "DETERMINISTIC"), ("result_cache", "RESUL
 
 def signature(fn: FnInfo) -> str:
     params = ", ".join(
-        f"{naming.param_name(p.decl.name)} {_MODES[p.decl.mode]} {plsql_type(p.type, 'param')}"
+        f"{naming.param_name(p.decl.name)} {_MODES[p.decl.mode]} {_param_type(fn, p)}"
         for p in fn.params
     )
     head = f"{'FUNCTION' if fn.is_function else 'PROCEDURE'} {naming.fn_name(fn.decl.name)}"
@@ -64,7 +64,17 @@ def signature(fn: FnInfo) -> str:
         head += f" RETURN {plsql_type(fn.returns, 'param')}"
         names = {a.name for a in fn.decl.annotations}
         head += "".join(f" {clause}" for name, clause in _FUNCTION_CLAUSES if name in names)
+    if fn.parallel_clause:
+        head += f" {fn.parallel_clause}"
     return head
+
+
+def _param_type(fn: FnInfo, param: ParamInfo) -> str:
+    """A parameter's type; the cursor @parallel partitions by HASH or RANGE is a strongly
+    typed REF CURSOR of its rows (pell.checker.parallel)."""
+    if param.decl.name == fn.strong_cursor and isinstance(param.type, t.CursorType):
+        return naming.cursor_type_name(str(param.type.element))
+    return plsql_type(param.type, "param")
 
 
 def _refers_to(expr: ast.Expr, plsql_root: str, analysis: FnAnalysis) -> bool:

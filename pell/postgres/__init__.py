@@ -16,6 +16,7 @@ from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.ut import suite_annotation
 from pell.diagnostics import Diagnostic
+from pell.postgres.aggregates import aggregate_ddl
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
@@ -128,6 +129,11 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         deterministic = any(a.name == "deterministic" for a in fn.decl.annotations)
         # a procedure takes no volatility
         volatility = " IMMUTABLE" if deterministic and not is_procedure(fn) else ""
+        # @parallel(...) with a partition is refused by the checker (pell.checker.parallel)
+        if fn.parallel_clause and not is_procedure(fn):
+            # "PARALLEL SAFE indicates that the function is safe to run in parallel mode
+            # without restriction" (PostgreSQL, CREATE FUNCTION): Oracle's PARALLEL_ENABLE
+            volatility += " PARALLEL SAFE"
         # the body's dollar quote must not occur in it (a string or SQL of the user's)
         quote = next(q for q in _dollar_quotes() if q not in body)
         subprograms.append(tree)
@@ -135,12 +141,22 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
             f"CREATE OR REPLACE {_signature(fn, checked, schema)}\n"
             f"LANGUAGE plpgsql{volatility} AS {quote}\n{body}\n{quote};"
         )
+    aggregates: list[str] = []
+    for info in checked.aggregates.values():
+        try:
+            ddl = "\n\n".join(aggregate_ddl(info, schema, _QUOTE))
+        except Unsupported as problem:
+            diagnostics.append(_unsupported(problem.what, problem.span))
+            continue
+        quote = next(q for q in _dollar_quotes() if q not in ddl)
+        aggregates.append(ddl.replace(_QUOTE, quote))
     if diagnostics:
         return None, diagnostics
     parts = [header, f"CREATE SCHEMA IF NOT EXISTS {schema};"]
     for name in _record_order(checked):
         parts += _record_ddl(checked, schema, name)
     parts += functions
+    parts += aggregates
     return PgModule("\n\n".join(parts) + "\n", tuple(subprograms)), []
 
 
@@ -161,6 +177,10 @@ def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         return None, [_unsupported(problem.what, problem.span)]
     quote = next(q for q in _dollar_quotes() if q not in body)
     return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,)), []
+
+
+# Where an aggregate's functions' dollar quote goes, until one is chosen that its text lacks
+_QUOTE = "\x00quote\x00"
 
 
 def _dollar_quotes() -> Iterator[str]:

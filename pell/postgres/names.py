@@ -40,6 +40,8 @@ def record_type(type_: t.RecordType, checked: CheckedModule) -> str:
         schema = schema_of(foreign.module.path, foreign.module.chosen_package)
     else:
         schema = schema_of(checked.module.path, checked.module.chosen_package)
+        if type_.plsql:  # an aggregate's state (pell.postgres.aggregates): its own name
+            return f"{schema}.{type_.plsql.split('.')[-1]}"
     return f"{schema}.{naming.record_type_name(type_.name)}"
 
 
