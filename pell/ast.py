@@ -112,7 +112,7 @@ class Call(Node):
     callee: Name
     args: tuple[Expr, ...]  # the positional arguments
     keywords: tuple[KeywordArg, ...] = ()  # `f(a, limit = 10)`: after the positional ones
-    type_args: tuple[TypeArg, ...] = ()  # `re::capture::<T>(...)`
+    type_args: tuple[TypeArg, ...] = ()  # `re::capture::<T>(...)`, `json::into::<User>(j)`
 
 
 @record
@@ -188,6 +188,18 @@ class SqlBlock(Node):
     # Made by a `|>` pipeline: its stages, each a @pipelined fn with the arguments after the
     # rows (`select *` is the last one's row)
     stages: tuple[Call, ...] = field(default=(), repr=False, compare=False)
+    from_jq: bool = False  # the JSON_TABLE query of a `jq! { }` (pell.checker.jq)
+
+
+@record
+class JqBlock(Node):
+    """`jq! { j | .users[] | .name }`: the query as written (pell.checker.json reads it), and
+    where it starts in the source. The checker makes it a JSON_TABLE query (`compiled`, one
+    SqlBlock once checked), which the terminators then read as they read a `sql! { }`."""
+
+    text: str
+    text_start: int
+    compiled: list[SqlBlock] = field(default_factory=list, repr=False, compare=False)
 
 
 @record
@@ -238,6 +250,7 @@ Expr = (
     | ListLit
     | SqlBlock
     | Match
+    | JqBlock
 )
 
 # Binary operators, lowest precedence first; all are left-associative.

@@ -640,11 +640,10 @@ class AstBuilder:
         )
         return ast.UnitLit(span=span)
 
-    def jq_block(self, span: ast.Span, children: list[Any]) -> ast.UnitLit:
-        self.unsupported(
-            "jq queries (`jq! { }`) are not supported yet", ast.Span(span.start, span.start + 2)
-        )
-        return ast.UnitLit(span=span)
+    def jq_block(self, span: ast.Span, children: list[Any]) -> ast.JqBlock:
+        opener: Token = children[0]
+        text_start = opener.end_pos or 0
+        return ast.JqBlock(self.text[text_start : span.end - 1], text_start, span=span)
 
     def regex(self, span: ast.Span, children: list[Token]) -> ast.RegexLit:
         return ast.RegexLit(str(children[0])[1:-1], span=span)

@@ -72,6 +72,8 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "a `re::capture` record's fields and its pattern's groups do not pair up",
     ),
+    "bad-json-path": (Severity.ERROR, "a JSON path or key Oracle would not read so"),
+    "bad-jq": (Severity.ERROR, "a `jq! { }` query pellc cannot make a JSON_TABLE query of"),
     "retry-argument": (Severity.ERROR, "a bad @retry argument"),
     "retry-no-effect": (Severity.WARNING, "a @retry argument that has no effect"),
     "retry-serialization-scope": (Severity.WARNING, "`on = [serialization]` under savepoint scope"),

@@ -409,7 +409,6 @@ def _shown(value: str) -> str:
 # Constructs of the wider Pell language that pellc does not take yet (language.md section 10),
 # by the word that starts them, with the message to give.
 _OUT_OF_SCOPE_WORDS = {
-    "jq": "jq queries (`jq! { }`) are not supported yet",
     "json": "JSON literals (`json! { }`) are not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

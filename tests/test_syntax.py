@@ -217,7 +217,6 @@ def test_every_construct_compiles_or_gets_located_errors_never_a_crash() -> None
 @pytest.mark.parametrize(
     ("source", "message"),
     [
-        ("fn f() { let x = jq! { .a }; }", "jq queries (`jq! { }`) are not supported yet"),
         (
             'fn f() { let y = json!{ "a": 1 }; }',
             "JSON literals (`json! { }`) are not supported yet",
@@ -231,34 +230,37 @@ def test_out_of_scope_constructs_are_unsupported_not_syntax_errors(
     assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]
 
 
-@pytest.mark.parametrize(
-    ("source", "word", "message"),
-    [
-        ("fn f(j: text) { let x = jq!{ j | .a[] | select(.b == \"}\") }.collect(); }", "jq",
-         "jq queries (`jq! { }`) are not supported yet"),
-    ],
-)  # fmt: skip
-def test_public_forms_parse_and_are_unsupported_at_their_keyword(
-    source: str, word: str, message: str
-) -> None:
-    """The public compiler's forms are in the grammar: the error points at the construct's
-    keyword, and a file's other out-of-scope constructs are reported with it."""
-    text = f"module m;\n{source}\n"
+def test_jq_blocks_and_turbofish_calls_parse() -> None:
+    """`jq! { }` keeps its text (a `}` in a string inside it included), and `json::into::<T>`
+    and `re::capture::<T>` are calls with a type argument (the checker says which it takes)."""
+    text = (
+        'module m;\nfn f(j: json) {\n  let x = jq!{ j | .a[] | select(.b == "}") }.collect();\n'
+        "  let u = json::into::<User>(j);\n  let p = re::capture::<Phone>(s);\n}\n"
+    )
     module, diagnostics = parse(text)
-    assert module is None
-    assert [(d.code, d.message) for d in diagnostics] == [("unsupported", message)]
-    span = diagnostics[0].span
-    assert text[span.start : span.end] == word
+    assert diagnostics == []
+    assert module is not None
+    fn = module.items[0]
+    assert isinstance(fn, ast.Fn)
+    jq_let, into_let, capture_let = fn.body.stmts
+    assert isinstance(jq_let, ast.Let) and isinstance(jq_let.value, ast.MethodCall)
+    block = jq_let.value.target
+    assert isinstance(block, ast.JqBlock)
+    assert block.text == ' j | .a[] | select(.b == "}") '
+    for stmt, path in ((into_let, ("json", "into")), (capture_let, ("re", "capture"))):
+        assert isinstance(stmt, ast.Let) and isinstance(stmt.value, ast.Call)
+        assert stmt.value.callee.path == path
+        assert len(stmt.value.type_args) == 1
 
 
 def test_every_unsupported_form_of_a_file_is_reported_in_source_order() -> None:
     text = (
-        "module m;\n@json(order = (a, b))\nfn f(x: number) {\n"
-        "  let y = jq!{ .a }.collect();\n}\n"
+        "module m;\n@json(order = (a, b))\nfn f(x: number) {\n  let y = 1;\n}\n"
+        "@retry(on = (c, d))\nfn g() { }\n"
     )
     _, diagnostics = parse(text)
     words = [text[d.span.start : d.span.end] for d in diagnostics]
-    assert words == ["order = (a, b)", "jq"]
+    assert words == ["order = (a, b)", "on = (c, d)"]
 
 
 def test_a_pipeline_is_its_query_read_through_table_fns() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pell import ast, naming
-from pell.checker import dynamic_sql
+from pell.checker import dynamic_sql, json
 from pell.checker import types as t
 from pell.checker.expressions import ExpressionChecker, list_hints, narrowing_hints
 from pell.checker.matches import check_match
@@ -186,6 +186,7 @@ class BodyChecker(ExpressionChecker):
             value = strip_propagate(stmt.value)[0]
             if isinstance(value, ast.Call) and value.callee.path == (dynamic_sql.NAME,):
                 self.dynamic_let = value  # its row goes INTO the local
+            json.note_optional(self, stmt.value, stmt.type)
             value_type = self.expr(stmt.value, wanted)
             self.dynamic_let = None
             if declared is None:
@@ -524,6 +525,7 @@ class BodyChecker(ExpressionChecker):
             return
         if isinstance(stmt.value, ast.Wrap) and stmt.value.kind == "Err":
             self.returned_errors.add(id(stmt.value))
+        json.note_optional(self, stmt.value, self.fn.decl.return_type)
         value_type = self.expr(stmt.value, expected)
         if isinstance(value_type, t.NeverType | t.UnknownType):
             return  # unknown: the error that made it is reported already

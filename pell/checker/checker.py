@@ -658,7 +658,9 @@ def _declare(
         for field in error.fields:
             field_type = resolver.resolve(field.type)
             error_fields[error.name][field.name] = field_type
-            if not isinstance(field_type, t.Scalar | t.UnknownType):
+            if not isinstance(field_type, t.Scalar | t.UnknownType) or field_type == t.JSON:
+                # a json field would be cut to fit the message (2048 bytes), and cut JSON is
+                # no JSON
                 diagnostics.append(
                     Diagnostic.of(
                         "unsupported",
@@ -737,7 +739,6 @@ def _declare(
 # Types of the public Pell language that pellc does not lower yet (a record or enum of the
 # module with one of these names is that record or enum).
 PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
-    "json": ("the `json` type", ""),
     "map": ("`map<K, V>`", ""),
     "set": ("`set<T>`", ""),
     "cursor": (

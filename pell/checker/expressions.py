@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, dynamic_sql, regex, ut
+from pell.checker import builtins, dynamic_sql, jq, json, regex, ut
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.matches import check_match
@@ -21,7 +21,7 @@ from pell.checker.methods import (
     spoken_list,
 )
 from pell.checker.model import FnInfo, Symbol
-from pell.checker.sql_typing import SqlChecker, sql_chain
+from pell.checker.sql_typing import SqlChecker, jq_chain, sql_chain
 from pell.diagnostics import Note, did_you_mean, quoted_with_article
 
 # PL/SQL's VARCHAR2 holds 32,767 bytes (PL/SQL Language Reference, "Data Types").
@@ -42,6 +42,8 @@ class ExpressionChecker(SqlChecker):
         if isinstance(expr, ast.Propagate):
             type_ = self.expr(expr.operand, expected, as_statement)
             self.map_not_found(expr)
+        elif (jq_query := jq_chain(expr)) is not None:
+            type_ = self.jq_expr(jq_query[0], jq_query[1], expected, as_statement)
         elif (chain := sql_chain(expr)) is not None:
             type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
         else:
@@ -49,6 +51,24 @@ class ExpressionChecker(SqlChecker):
             type_ = EXPRESSION_CHECKS[type(expr)](self, expr, expected)
         self.analysis.types[id(expr)] = type_
         return type_
+
+    def jq_expr(
+        self,
+        block: ast.JqBlock,
+        calls: list[ast.MethodCall],
+        expected: t.Type | None,
+        as_statement: bool,
+    ) -> t.Type:
+        """`jq! { ... }.collect()`: its JSON_TABLE query (pell.checker.jq), then read as a
+        `sql! { }` with the same terminators."""
+        terminator = calls[-1].name if calls else None
+        compiled = jq.check(self, block, terminator, expected)
+        if compiled is None:
+            return t.UNKNOWN
+        return self.sql_expr(compiled, calls, expected, as_statement)
+
+    def expr_jqblock(self, expr: ast.JqBlock, expected: t.Type | None) -> t.Type:
+        return self.jq_expr(expr, [], expected, self.as_statement)  # `expr` takes it first
 
     def map_not_found(self, expr: ast.Propagate) -> None:
         """`.one()?` in a fn that can raise a `*NotFound` error: NO_DATA_FOUND becomes it."""
@@ -288,10 +308,10 @@ class ExpressionChecker(SqlChecker):
             for arg in call_values(expr):
                 self.expr(arg, None)
             self.error(
-                "unsupported",
-                f"type arguments (`{expr.callee.text}::<T>`) are not supported here yet: "
-                "`re::capture::<T>` takes them",
+                "type-mismatch",
+                f"`{expr.callee.text}` takes no type argument",
                 expr.type_args[0].span,
+                "`re::capture::<T>` and `json::into::<T>` take one",
             )
             return t.UNKNOWN
         if len(path) > 1:
@@ -342,6 +362,8 @@ class ExpressionChecker(SqlChecker):
         alias, name = path[0], "::".join(path[1:])
         if alias == "re" and alias not in self.module.imports:  # public Pell's own `re::`
             return regex.check_call(self, expr, expected)
+        if alias == json.LIBRARY and alias not in self.module.imports:  # and its `json::`
+            return json.check_call(self, expr, expected)
         foreign = self.module.imports.find(alias) if len(path) == 2 else None
         if foreign is None:
             for arg in call_values(expr):
@@ -567,6 +589,8 @@ class ExpressionChecker(SqlChecker):
             return t.UNKNOWN
         if isinstance(target, t.ObjectType) and target.name in self.module.objects:
             return self.object_method(expr, target, as_statement)
+        if target == t.JSON:
+            return json.check_method(self, expr, as_statement)
         if isinstance(target, t.ListType):
             method = LIST_METHODS.get(expr.name)
             if method is None:
@@ -960,6 +984,15 @@ class ExpressionChecker(SqlChecker):
                     expr.span,
                     f"give `{unordered}` a `map fn key() -> number {{ ... }}`, or compare fields",
                 )
+            elif left == right == t.JSON:
+                # two texts of one JSON value may differ (member order, spacing), and Oracle
+                # compares CLOBs as text
+                self.error(
+                    "type-mismatch",
+                    f"json values do not compare with `{op}`: their texts may differ for one value",
+                    expr.span,
+                    "compare members: `json::get_text(a, \"$.id\") == json::get_text(b, \"$.id\")`",
+                )
             elif t.BYTES in (left, right) and op not in ("==", "!="):
                 # bytes are equal or not; an order of binary values is not one Pell promises
                 self.error(
@@ -1219,6 +1252,7 @@ EXPRESSION_CHECKS: dict[
     ast.NoneLit: ExpressionChecker.expr_nonelit,
     ast.UnitLit: ExpressionChecker.expr_unitlit,
     ast.RegexLit: ExpressionChecker.expr_regexlit,
+    ast.JqBlock: ExpressionChecker.expr_jqblock,
     ast.Name: ExpressionChecker.expr_name,
     ast.FieldAccess: ExpressionChecker.expr_fieldaccess,
     ast.Call: ExpressionChecker.expr_call,

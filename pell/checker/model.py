@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pell.checker.aggregates import AggregateInfo
     from pell.checker.dynamic_sql import DynamicSql
     from pell.checker.imports import Imports
+    from pell.checker.json import JsonCall
     from pell.checker.regex import Capture
     from pell.checker.retry_facts import ModuleFacts
 
@@ -116,6 +117,11 @@ class FnAnalysis:
     matches: dict[int, tuple[str, bool]] = field(default_factory=dict)
     # Pattern of a statement `match` -> the locals it binds, each with the value it is given
     pattern_values: dict[int, list[tuple[str, str]]] = field(default_factory=dict)
+    # `json::` Call or json method MethodCall -> what it lowers to (pell.checker.json)
+    json_calls: dict[int, JsonCall] = field(default_factory=dict)
+    # `json::get_*` Calls whose value goes where an optional type is written: nothing selected
+    # is None there
+    json_optional: set[int] = field(default_factory=set)
 
 
 @record

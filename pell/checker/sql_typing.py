@@ -45,7 +45,7 @@ NOT_STATIC_SQL = frozenset({"call", "explain"})
 
 def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | None:
     """`sql!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
-    if not isinstance(expr, ast.MethodCall | ast.SqlBlock):
+    if not isinstance(expr, ast.MethodCall | ast.SqlBlock | ast.JqBlock):
         return None  # most expressions: asked for each, so no list made
     calls: list[ast.MethodCall] = []
     while isinstance(expr, ast.MethodCall):
@@ -53,7 +53,20 @@ def sql_chain(expr: ast.Expr) -> tuple[ast.SqlBlock, list[ast.MethodCall]] | Non
         expr = expr.target
     if isinstance(expr, ast.SqlBlock):
         return expr, calls[::-1]
+    if isinstance(expr, ast.JqBlock) and expr.compiled:  # its JSON_TABLE query, once checked
+        return expr.compiled[0], calls[::-1]
     return None
+
+
+def jq_chain(expr: ast.Expr) -> tuple[ast.JqBlock, list[ast.MethodCall]] | None:
+    """`jq!{..}.a().b()` -> (the block, [a, b]); None when `expr` is not such a chain."""
+    if not isinstance(expr, ast.MethodCall | ast.JqBlock):
+        return None
+    calls: list[ast.MethodCall] = []
+    while isinstance(expr, ast.MethodCall):
+        calls.append(expr)
+        expr = expr.target
+    return (expr, calls[::-1]) if isinstance(expr, ast.JqBlock) else None
 
 
 class SqlChecker(BodyScopes):
@@ -604,6 +617,33 @@ _COUNT = re.compile(r"count\s*\((?:[^()]|\([^()]*\))*\)(?:\s+(?:as\s+)?[A-Za-z_]
 _COLUMN = re.compile(r"(?:[A-Za-z_][\w$#]*\.)?([A-Za-z_][\w$#]*)(?:\s+(?:as\s+)?[A-Za-z_]\w*)?")
 
 
+# `json_objectagg(k value v returning clob) as j`: a generation function (or JSON_QUERY), its
+# arguments, and an alias
+_JSON_TEXT = re.compile(
+    r"(?:json_object|json_objectagg|json_array|json_arrayagg|json_query)\s*(\(.*\))"
+    r"(?:\s+(?:as\s+)?[A-Za-z_]\w*)?",
+    re.IGNORECASE | re.DOTALL,
+)
+_RETURNING = re.compile(r"\breturning\s+(\w+)", re.IGNORECASE)
+
+
+def _json_text_item(item: str) -> bool:
+    """Is the select item one call of a JSON function giving JSON text: its parentheses
+    closed only at its end (`json_object(..) || x` is not), RETURNING absent (VARCHAR2(4000))
+    or CLOB or VARCHAR2 (a JSON type or a BLOB is no text)?"""
+    match = _JSON_TEXT.fullmatch(item)
+    if match is None:
+        return False
+    arguments = re.sub(r"'(?:[^']|'')*'", "''", match.group(1))  # parentheses in strings
+    depth = 0
+    for index, char in enumerate(arguments):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and index != len(arguments) - 1:
+            return False
+    returning = _RETURNING.findall(arguments)
+    return not returning or returning[-1].lower() in ("clob", "varchar2")
+
+
 def single_column(item: str, sql: str) -> t.Type | None:
     """The type of a query's one select item when the SQL tells it: COUNT(...) is a number
     (COUNT "never returns null", SQL Language Reference, COUNT); a plain column of the query's
@@ -611,6 +651,11 @@ def single_column(item: str, sql: str) -> t.Type | None:
     item = item.strip()
     if _COUNT.fullmatch(item):
         return t.NUMBER
+    if _json_text_item(item):
+        # JSON text (pell.checker.json): the SQL/JSON generation functions return their JSON
+        # "as a SQL value", VARCHAR2(4000) unless the RETURNING clause says CLOB (SQL Language
+        # Reference, JSON_OBJECTAGG, JSON_returning_clause); JSON_QUERY likewise
+        return t.JSON
     column = _COLUMN.fullmatch(item)
     tables = sqltext.tables_named(sql)
     if column is None or len(tables) != 1 or column.group(1).lower() in naming.ORACLE_RESERVED:

@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from pell.records import field, record
 
-SCALARS = ("number", "int", "text", "bigtext", "bool", "date", "timestamp", "interval", "bytes")
+SCALARS = (
+    "number",
+    "int",
+    "text",
+    "bigtext",
+    "bool",
+    "date",
+    "timestamp",
+    "interval",
+    "bytes",
+    "json",  # JSON text (pell.checker.json)
+)
 
 
 @record
@@ -149,6 +160,7 @@ DATE = Scalar("date")
 TIMESTAMP = Scalar("timestamp")
 INTERVAL = Scalar("interval")  # INTERVAL DAY TO SECOND
 BYTES = Scalar("bytes")  # RAW: binary data, a family of its own
+JSON = Scalar("json")  # a family of its own: text goes in by json::parse, out by to_text
 UNIT = UnitType()
 UNKNOWN = UnknownType()
 

@@ -10,6 +10,7 @@ from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker import ut
 from pell.checker.model import CheckedModule, FnInfo
+from pell.codegen import json_lowering
 from pell.codegen.aggregates import aggregate_statements
 from pell.codegen.expressions import quote_text
 from pell.codegen.objects import object_type_statements
@@ -55,6 +56,8 @@ class LoweredModule:
     list_text_functions: tuple[str, ...] = ()
     # each aggregate's type, type body and function (pell.codegen.aggregates), each ending in /
     aggregates: tuple[str, ...] = ()
+    # the json functions the package's code calls (templates/json_functions.sql.j2), in order
+    json_functions: tuple[str, ...] = ()
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -283,6 +286,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
             for info in checked.aggregates.values()
             for statement in aggregate_statements(info, target)
         ),
+        json_functions=tuple(f for f in json_lowering.HELPERS.values() if f in helpers),
     )
 
 

@@ -15,6 +15,7 @@ from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo
 from pell.checker.regex import Capture
 from pell.checker.retry_facts import EXEC_DYN, ends_transaction, exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
+from pell.codegen import json_lowering
 from pell.codegen.expressions import ExpressionLowerer, quote_text
 from pell.codegen.lists import dense_locals, dense_value, unwrap_value, written_in
 from pell.codegen.retry_loop import lower_retry_loop
@@ -378,7 +379,25 @@ class FnLowerer(ExpressionLowerer):
         if (dynamic := self.analysis.dynamic_sql.get(id(value))) is not None:
             self.emit(dynamic_statement(dynamic, self.into_list(target, type_)))
             return
+        json_call = self.analysis.json_calls.get(id(value))
+        if json_call is not None and json_call.record is not None:
+            self.store_json_into(target, value, json_call.record)
+            return
         self.emit(plsql.Assign(target, self.lower(value)))
+
+    def store_json_into(self, target: str, value: ast.Expr, record: t.RecordType) -> None:
+        """`json::into::<T>(j)`: the record field by field (pell.codegen.json_lowering), the
+        json value read once."""
+        assert isinstance(value, ast.Call)
+        document = self.lower(value.args[0])
+        if not isinstance(unwrap_value(value.args[0]), ast.Name):
+            holder = self.temp(t.JSON)
+            self.emit(plsql.Assign(holder, document))
+            document = holder
+        for field_target, field_value in json_lowering.into_assignments(
+            self, document, target, record
+        ):
+            self.emit(plsql.Assign(field_target, field_value))
 
     def store_list(
         self, target: str, value: ast.ListLit, type_: t.Type, fresh: bool = False

@@ -117,6 +117,8 @@ TEXT_FORMS: dict[str, TextForm] = {
     ),
     # encode(.., 'hex') writes lower-case digits (PostgreSQL docs, "Binary String Functions")
     "bytes": TextForm("RAWTOHEX({value})", "upper(encode({value}, 'hex'))"),
+    # JSON text as it is (pell.checker.json): a CLOB read as text, a jsonb's text form
+    "json": TextForm("{value}", "{atom}::text"),
 }
 
 

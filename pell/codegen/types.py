@@ -29,6 +29,10 @@ _SCALARS: dict[str, tuple[str, str, str]] = {
     # MAX_STRING_SIZE = EXTENDED (PL/SQL Language Reference, "RAW Data Type"; SQL Language
     # Reference, "RAW and LONG RAW Data Types"). A parameter takes no size.
     "bytes": ("RAW(32767)", "RAW", "RAW(2000)"),
+    # JSON text, on every target (pell.checker.json): the SQL/JSON functions read a CLOB
+    # ("It can be of data type VARCHAR2, BLOB, or CLOB", JSON Developer's Guide, "SQL/JSON
+    # Function JSON_VALUE"), and a CLOB holds text of any size
+    "json": ("CLOB", "CLOB", "CLOB"),
 }
 _PLACE_INDEX = {"local": 0, "param": 1, "field": 2}
 

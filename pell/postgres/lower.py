@@ -30,7 +30,7 @@ from pell.codegen.text_forms import (
     postgres_text,
     text_form,
 )
-from pell.postgres import builtins
+from pell.postgres import builtins, json_lowering
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
 from pell.precedence import (
@@ -547,6 +547,9 @@ class PgFnLowerer:
             # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
             # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
             raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
+        if block.from_jq:
+            # JSON_TABLE came to PostgreSQL in version 17 (PostgreSQL 17 docs, "JSON_TABLE")
+            raise self.unsupported("a `jq! { }` query (JSON_TABLE)", block.span)
         if block.stages:
             # TABLE(f(CURSOR(q))) is Oracle's; a PostgreSQL set-returning fn reads a refcursor
             # its caller opened, which one query cannot do
@@ -651,6 +654,9 @@ class PgFnLowerer:
             # PL/pgSQL's EXECUTE binds $1, $2 and has no DBMS_ASSERT.QUALIFIED_SQL_NAME: the
             # placeholders and the name check would both be rewritten, not carried over.
             raise self.unsupported("dynamic SQL (`exec_dyn`)", expr.callee.span)
+        json_call = self.analysis.json_calls.get(id(expr))
+        if json_call is not None:
+            return json_lowering.call_sql(self, expr, json_call)
         if id(expr) in self.analysis.regex_calls:
             # PostgreSQL's regular expressions are another flavour (Advanced Regular
             # Expressions: `\b` is a backspace there, and its match rules differ); the same
@@ -720,6 +726,8 @@ class PgFnLowerer:
             # SQL%BULK_ROWCOUNT
             raise self.unsupported(f"`bulk.{expr.name}()`, the row counts of Oracle's FORALL", expr.span)
         target_type = self.type_of(expr.target)
+        if id(expr) in self.analysis.json_calls:
+            raise self.unsupported(f"the json method `.{expr.name}()`", expr.span)
         if expr.name in ("into", "to_text"):
             wanted = self.type_of(expr)
             if t.is_text(wanted) and not t.is_text(target_type):
@@ -850,6 +858,9 @@ class PgFnLowerer:
     def sqlblock(self, expr: ast.SqlBlock) -> Lowered:
         raise self.unsupported("a `sql! { }` without a terminator as a value", expr.span)
 
+    def jqblock(self, expr: ast.JqBlock) -> Lowered:
+        raise self.unsupported("a `jq! { }` query (JSON_TABLE)", expr.span)
+
 
 def subscripts(items: str) -> str:
     """The bounds of a FOR over an array's own subscripts. A caller's array may start at any
@@ -898,6 +909,7 @@ EXPRESSIONS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], Lowered]] = {
     ast.Propagate: PgFnLowerer.propagate,
     ast.ListLit: PgFnLowerer.listlit,
     ast.SqlBlock: PgFnLowerer.sqlblock,
+    ast.JqBlock: PgFnLowerer.jqblock,
 }
 
 __all__ = ["PgFnLowerer", "Unsupported", "falls_through"]

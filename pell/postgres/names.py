@@ -18,6 +18,7 @@ SCALARS = {
     "timestamp": "timestamp",
     "interval": "interval",
     "bytes": "bytea",  # binary strings (PostgreSQL docs, "Binary Data Types")
+    "json": "jsonb",  # (PostgreSQL docs, "JSON Types")
 }
 
 MAX_IDENTIFIER_BYTES = 63  # NAMEDATALEN - 1 (PostgreSQL docs, "Identifiers and Key Words")

@@ -1,0 +1,93 @@
+"""`json::` calls on PostgreSQL, where a `json` is a `jsonb` (PostgreSQL 15 docs, 9.16 "JSON
+Functions and Operators"): the fns with a faithful form there. The others (`get_text`,
+`get_json`, `into`, the methods, `jq!`) are `unsupported`: a jsonpath query gives an object
+or array where Oracle's JSON_VALUE raises, and `jsonb_set` leaves out a missing parent
+object silently.
+
+A member or element is what Oracle's JSON holds for the same value (JSON_FORMS): a number
+without numeric's trailing zeros, a date or timestamp as its ISO text; a boolean is a JSON
+boolean (jsonb_build_object "converts each argument as per to_jsonb"). jsonb keeps its own
+member order ("jsonb ... does not preserve the order of object keys", 8.14 "JSON Types"), so
+the text of an object may differ from Oracle's, the same in every session.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pell import ast, naming
+from pell.checker import types as t
+from pell.checker.json import JsonCall
+from pell.codegen.expressions import quote_text
+from pell.codegen.text_forms import json_form, postgres_text
+from pell.precedence import ATOM, Lowered
+
+if TYPE_CHECKING:
+    from pell.postgres.lower import PgFnLowerer
+
+LOWERED = frozenset({"object", "array", "from", "parse", "stringify", "get_number", "has"})
+
+
+def element(lowerer: PgFnLowerer, expr: ast.Expr) -> str:
+    type_ = lowerer.type_of(expr)
+    lowered = lowerer.lower_with_precedence(expr)
+    if isinstance(type_, t.RecordType):
+        return record_object(lowerer, lowered, type_)
+    return _scalar(lowered, type_)
+
+
+def _scalar(lowered: Lowered, type_: t.Type) -> str:
+    form = json_form(type_)
+    return lowered[0] if form is None else postgres_text(form, lowered)
+
+
+def record_object(lowerer: PgFnLowerer, value: Lowered, record: t.RecordType) -> str:
+    base = value[0] if value[1] >= ATOM and "." not in value[0] else f"({value[0]})"
+    pairs: list[str] = []
+    for name, field_type in lowerer.checked.record_info(record).fields.items():
+        field = (f"{base}.{naming.field_name(name)}", ATOM)
+        if isinstance(field_type, t.RecordType):
+            pairs += [quote_text(name), record_object(lowerer, field, field_type)]
+        else:
+            pairs += [quote_text(name), _scalar(field, field_type)]
+    return f"jsonb_build_object({', '.join(pairs)})"
+
+
+def call_sql(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall) -> Lowered:
+    name = call.name
+    if name not in LOWERED:
+        raise lowerer.unsupported(f"`{expr.callee.text}`", expr.callee.span)
+    if name == "object":
+        pairs = [f"{quote_text(k.name)}, {element(lowerer, k.value)}" for k in expr.keywords]
+        return f"jsonb_build_object({', '.join(pairs)})", ATOM
+    if name == "array":
+        items = expr.args[0]
+        assert isinstance(items, ast.ListLit)
+        return f"jsonb_build_array({', '.join(element(lowerer, i) for i in items.items)})", ATOM
+    if name == "from":
+        record = lowerer.type_of(expr.args[0])
+        assert isinstance(record, t.RecordType)
+        return record_object(lowerer, lowerer.lower_with_precedence(expr.args[0]), record), ATOM
+    if name == "parse":
+        # the cast raises on text that is not JSON ("invalid input syntax for type json")
+        return f"CAST({lowerer.lower(expr.args[0])} AS jsonb)", ATOM
+    if name == "stringify":
+        return f"CAST({lowerer.lower(expr.args[0])} AS text)", ATOM
+    document = lowerer.lower(expr.args[0])
+    if name == "has":
+        # lax mode: a missing member is no match (9.16.2.1 "Strict and Lax Modes")
+        return f"jsonb_path_exists({document}, {_path(lowerer, expr, call, 'lax')})", ATOM
+    # get_number: strict mode raises on a missing member unless the value is optional (lax:
+    # no match, NULL), and the cast raises on a value that is no number; JSON null is NULL,
+    # as JSON_VALUE gives it (the cast would raise)
+    mode = "lax" if call.optional else "strict"
+    query = f"jsonb_path_query_first({document}, {_path(lowerer, expr, call, mode)})"
+    return f"CAST(NULLIF({query}, 'null') AS numeric)", ATOM
+
+
+def _path(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall, mode: str) -> str:
+    """The jsonpath: Oracle's path syntax (`$.a.b`, `[0]`, `[*]`, `[last]`, `."x y"`) is
+    PostgreSQL's too (9.16.2 "The SQL/JSON Path Language"), after the mode."""
+    if call.path is not None:
+        return f"CAST({quote_text(f'{mode} {call.path}')} AS jsonpath)"
+    return f"CAST({quote_text(mode + ' ')} || {lowerer.lower(expr.args[1])} AS jsonpath)"
