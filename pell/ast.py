@@ -189,6 +189,9 @@ class SqlBlock(Node):
     # rows (`select *` is the last one's row)
     stages: tuple[Call, ...] = field(default=(), repr=False, compare=False)
     from_jq: bool = False  # the JSON_TABLE query of a `jq! { }` (pell.checker.jq)
+    # Made by `pivot::sum(...)` (pell.ast_builder.typed_pivot): Oracle's PIVOT clause
+    pivot: bool = field(default=False, repr=False, compare=False)
+
 
 
 @record

@@ -3,12 +3,14 @@ in pell.lalr's parser loop, or in lark's (pell.syntax gives them pell.lalr Token
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from pell import ast, records
 from pell.diagnostics import Diagnostic
 from pell.lalr import FIRST, Rule, Token
+from pell.naming import ORACLE_RESERVED
 
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
@@ -160,6 +162,20 @@ def _single_index(rule: Rule) -> int | None:
     return kept[0]
 
 
+TYPED_PIVOT = ("pivot", "sum")
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+_RESERVED = ORACLE_RESERVED
+
+
+def _pivot_alias(value: str) -> str:
+    """A PIVOT column's alias for an enum's value: the value as a name, quoted unless SQL reads
+    it as one without quotes (a quoted name holds any character but `"`; a longer value is
+    no name, and Oracle refuses it)."""
+    if _PLAIN.fullmatch(value) and value.lower() not in _RESERVED:
+        return value
+    return '"' + value.replace('"', "") + '"'
+
+
 class AstBuilder:
     """Builds pell.ast nodes while the LALR parser reduces, one `<rule>(span, children)`
     method per rule (or per alias); collects the few diagnostics found while building (escapes).
@@ -175,6 +191,8 @@ class AstBuilder:
         self.text = ""
         self.diagnostics: list[Diagnostic] = []
         self.tuple_args: list[ast.AnnotationArg] = []  # `order = (a, b)`: for `annotation`
+        # the enums of the file so far, each variant's text: what a typed PIVOT lists
+        self.enums: dict[str, tuple[str, ...]] = {}
         self.table = self.callbacks(rules)  # by rule number
 
     def begin(self, text: str) -> None:
@@ -182,6 +200,7 @@ class AstBuilder:
         self.text = text
         self.diagnostics = []
         self.tuple_args = []
+        self.enums = {}
 
     def callbacks(self, rules: Sequence[Rule]) -> list[Callback]:
         """One parser callback per grammar rule, from the rules lark analysed."""
@@ -669,6 +688,12 @@ class AstBuilder:
 
     def enum_decl(self, span: ast.Span, children: list[Any]) -> ast.Enum:
         variants = tuple(_present(children[1:]))
+        self.enums[str(children[0])] = tuple(
+            "".join(p for p in v.value.parts if isinstance(p, str))
+            if isinstance(v.value, ast.StringLit)
+            else v.name
+            for v in variants
+        )
         return ast.Enum(str(children[0]), variants, False, (), span=span)
 
     def variant(self, span: ast.Span, children: list[Any]) -> ast.Variant:
@@ -906,9 +931,13 @@ class AstBuilder:
     def name(self, span: ast.Span, children: list[Any]) -> ast.Name:
         return ast.Name(children[0], span=span)
 
-    def call(self, span: ast.Span, children: list[Any]) -> ast.Call:
+    def call(self, span: ast.Span, children: list[Any]) -> ast.Call | ast.SqlBlock:
         name_span = ast.Span(span.start, span.start + len("::".join(children[0])))
         path = tuple(children[0])
+        if path == TYPED_PIVOT:
+            pivot = self.typed_pivot(span, children[1])
+            if pivot is not None:
+                return pivot
         # `p(...)`, `print(...)` and `println(...)` print: a call of the shipped dbms_output
         # stub, typed and seen by the retry checks as one (a fn may not take these names)
         if len(path) == 1 and path[0] in PRINT_ALIASES:
@@ -924,11 +953,52 @@ class AstBuilder:
             args = (_as_text(args[0]),)
         return ast.Call(callee, args, keywords, span=span)
 
-    def generic_call(self, span: ast.Span, children: list[Any]) -> ast.Call:
+    def generic_call(self, span: ast.Span, children: list[Any]) -> ast.Call | ast.SqlBlock:
         """`path::<T, U>(args)`: a call with type arguments (`re::capture::<T>(text, /re/)`)."""
         type_args = tuple(c for c in children[1:-1] if isinstance(c, ast.TypeArg))
         call = self.call(span, [children[0], children[-1]])
+        if isinstance(call, ast.SqlBlock):  # `pivot::sum(...)`, which takes no type argument
+            return call
         return records.replace(call, type_args=type_args)
+
+    def typed_pivot(self, span: ast.Span, arguments: list[Any]) -> ast.SqlBlock | None:
+        """`pivot::sum(source = sql! { q }, rows = r, col = c, over = E, value = v)`, with E an
+        enum declared above it in the file: Oracle's PIVOT over E's values, a query like any
+        `sql! { }` (its terminator follows), as SQL writes it:
+        `select r, a, ... from (select r, c, v from (q)) pivot (sum(v) for c in ('A' as a, ...))`
+        (SQL Language Reference, SELECT, pivot_clause: the IN list's values are constants,
+        each column named by its alias). None when it is not so written: the checker says
+        what is wrong."""
+        given = {a.name: a.value for a in arguments if isinstance(a, ast.KeywordArg)}
+        source = given.get("source")
+        if len(given) != len(arguments) or set(given) != {"source", "rows", "col", "over", "value"}:
+            return None
+        names = [given[role] for role in ("rows", "col", "value", "over")]
+        if not isinstance(source, ast.SqlBlock) or source.stages:
+            return None
+        if not all(isinstance(n, ast.Name) and len(n.path) == 1 for n in names):
+            return None
+        rows, col, value, over = (n.path[0] for n in names if isinstance(n, ast.Name))
+        values = self.enums.get(over)
+        if not values or any(c.lower() in _RESERVED for c in (rows, col, value)):
+            return None
+        aliases = [_pivot_alias(v) for v in values]
+        listed = ", ".join(
+            "'" + v.replace("'", "''") + "' as " + alias for v, alias in zip(values, aliases, strict=True)
+        )
+        columns = ", ".join([rows, *aliases])
+        before = f"select {columns} from (select {rows}, {col}, {value} from ("
+        after = f")) pivot (sum({value}) for {col} in ({listed}))"
+        query = source.text.strip()
+        # Offsets into the query keep pointing at its source: the added text goes before it.
+        query_start = source.text_start + len(source.text) - len(source.text.lstrip())
+        return ast.SqlBlock(
+            before + query + after,
+            query_start - len(before),
+            source.first_column,
+            span=span,
+            pivot=True,
+        )
 
     def fn_args(self, span: ast.Span, children: list[Any]) -> list[Any]:
         return _present(children)

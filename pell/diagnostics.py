@@ -65,7 +65,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
     "dynamic-sql": (
         Severity.ERROR,
-        "`exec_dyn` misused: outside an `unsafe fn`, not one literal text, or a bind not in @binds",
+        "`exec_dyn` or `pivot::sum_dyn` misused: outside an `unsafe fn`, not one literal text, a "
+        "splice that could end its string, or a bind not in @binds",
     ),
     "bad-regex": (Severity.ERROR, "a regex literal Oracle's regular expressions would not read so"),
     "capture-fields": (

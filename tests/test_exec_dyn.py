@@ -70,7 +70,9 @@ def test_a_spliced_text_is_a_commit_to_the_verifier_and_a_literal_dml_is_not() -
 # Where a `{name}` may not stand: DBMS_ASSERT.QUALIFIED_SQL_NAME passes a quoted name, which
 # may hold `'`, `--` or a newline, so inside a string or a comment it could end it (review 5)
 SPLICED = {
-    "in a string": "delete from t where owner = '{t}'",
+    "in a string": "delete from t where owner = 'x{t}'",
+    "in a string after a doubled quote": "delete from t where owner = 'a''{t}'",
+    "quoted inside a comment": "delete from t -- '{t}'\\n where 1 = 0",
     "in a line comment": "delete from t -- {t}\\n where 1 = 0",
     "in a block comment": "delete from t /* {t} */ where 1 = 0",
     "in a quoted name": 'delete from \\"{t}\\"',

@@ -134,7 +134,7 @@ def test_type_arguments_elsewhere_are_not_ignored() -> None:
     errors = _errors("pub fn g(s: text) -> text {\n    return g::<Phone>(s);\n}\n")
     assert errors == [("type-mismatch", "`g` takes no type argument")]
     # a library module pellc does not provide says so, generic or not
-    errors = _errors("pub fn h(j: text) {\n    let u = pivot::sum::<Phone>(j);\n}\n")
+    errors = _errors("pub fn h(j: text) {\n    let u = fmt::parse::<Phone>(j);\n}\n")
     assert [code for code, _ in errors] == ["unsupported"]
 
 

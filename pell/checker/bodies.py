@@ -268,7 +268,12 @@ class BodyChecker(ExpressionChecker):
         wanted = target_type
         if whole:
             wanted = t.NUMBER if target_type == t.INT else _NUMBERS
+        value = strip_propagate(stmt.value)[0]
+        if isinstance(value, ast.Call) and value.callee.path == (dynamic_sql.NAME,):
+            # `c = exec_dyn(...)`: opens the cursor `c` (an `out` parameter, a `var`)
+            self.dynamic_let = value if isinstance(target_type, t.CursorType) else None
         value_type = self.expr(stmt.value, wanted)
+        self.dynamic_let = None
         if (
             whole
             and value_type == _NUMBERS
@@ -433,6 +438,18 @@ class BodyChecker(ExpressionChecker):
             self.analysis.types[id(source)] = variable.type
         else:
             source_type = self.cursor_source(source) or self.expr(source, None)
+            if isinstance(source_type, t.CursorType) and source_type.element == t.DYN_ROW:
+                self.error(
+                    "unsupported",
+                    "the rows of a `cursor<dyn>` have columns known only at run time, and "
+                    "pellc has no type to fetch them into yet",
+                    source.span,
+                    "open it as `cursor<R>`, with R a record of the query's columns, or hand "
+                    "it to the caller with `return`",
+                )
+                source_type = t.UNKNOWN
+            elif isinstance(source_type, t.CursorType):
+                self.analysis.fetched_rows.append(source_type.element)
             if isinstance(source_type, t.ListType | t.CursorType):
                 variable = self.declare_local(
                     stmt.var, source_type.element, stmt.var_span, kind="loop"
@@ -526,7 +543,15 @@ class BodyChecker(ExpressionChecker):
         if isinstance(stmt.value, ast.Wrap) and stmt.value.kind == "Err":
             self.returned_errors.add(id(stmt.value))
         json.note_optional(self, stmt.value, self.fn.decl.return_type)
+        value = strip_propagate(stmt.value)[0]
+        if isinstance(expected, t.CursorType | t.UnknownType):
+            # a cursor handed to the caller: opened here (exec_dyn), or a variable
+            self.cursor_handoff = "return" if isinstance(value, ast.Name) else ""
+            if isinstance(value, ast.Call) and value.callee.path == (dynamic_sql.NAME,):
+                self.dynamic_let = value
         value_type = self.expr(stmt.value, expected)
+        self.cursor_handoff = ""
+        self.dynamic_let = None
         if isinstance(value_type, t.NeverType | t.UnknownType):
             return  # unknown: the error that made it is reported already
         if not self.fn.is_function:

@@ -139,6 +139,8 @@ class TypeResolver:
                 )
                 return t.UNKNOWN
             return t.ListType(element)
+        if name == "cursor":
+            return t.CursorType(self._cursor_rows(ref))
         if name == "Option":
             return self._single(ref)
         if name == "rowtype":
@@ -171,6 +173,28 @@ class TypeResolver:
         else:
             return t.TableRow(table.name.lower())
         self.diagnostics.append(Diagnostic.of("type-mismatch", message, ref.span))
+        return t.UNKNOWN
+
+    def _cursor_rows(self, ref: ast.NamedType) -> t.Type:
+        """The row type of `cursor<T>`: `dyn` (columns known at run time only), or a record
+        or scalar a FETCH can fill (not `bool`, which SQL has no column of before 23ai)."""
+        if len(ref.args) == 1 and len(ref.args[0].alternatives) == 1:
+            only = ref.args[0].alternatives[0]
+            if isinstance(only, ast.NamedType) and only.name == "dyn" and not only.args:
+                return t.DYN_ROW
+        element = self._single(ref)
+        if isinstance(element, t.RecordType | t.UnknownType) or (
+            isinstance(element, t.Scalar) and element != t.BOOL
+        ):
+            return element
+        self.diagnostics.append(
+            Diagnostic.of(
+                "unsupported",
+                f"a cursor's rows are records or scalars other than `bool`, not `{element}`",
+                ref.span,
+                hints=("`cursor<dyn>` is a cursor whose columns are known at run time",),
+            )
+        )
         return t.UNKNOWN
 
     def resolve_rows(self, ref: ast.TypeRef, place: str) -> t.Type | None:
@@ -637,6 +661,19 @@ def _declare(
                     )
                 )
             fields[field.name] = resolver.resolve(field.type)
+            if isinstance(fields[field.name], t.CursorType):
+                # a record goes into lists and SQL rows, and "You cannot store the value of a
+                # cursor variable in a collection or database column" (PL/SQL Language
+                # Reference, Cursor Variable Declaration, Restrictions on Cursor Variables)
+                diagnostics.append(
+                    Diagnostic.of(
+                        "unsupported",
+                        f"a record field cannot be a cursor; `{field.name}` is "
+                        f"`{fields[field.name]}`",
+                        field.span,
+                        hints=("pass the cursor as a parameter of its own",),
+                    )
+                )
         records[record.name] = RecordInfo(record, fields)
 
     _check_record_cycles(records, diagnostics)
@@ -741,11 +778,6 @@ def _declare(
 PUBLIC_PELL_TYPES: dict[str, tuple[str, str]] = {
     "map": ("`map<K, V>`", ""),
     "set": ("`set<T>`", ""),
-    "cursor": (
-        "`cursor<T>` outside a @pipelined fn's parameters",
-        "`@pipelined pub fn f(rows: cursor<R>) -> stream<S>` reads the rows SQL passes as "
-        "`CURSOR(select ...)`",
-    ),
     "stream": (
         "`stream<T>` outside a @pipelined fn's result",
         "a @pipelined fn returns `stream<T>` (or `list<T>`) and `yield`s its rows",

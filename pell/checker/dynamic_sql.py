@@ -15,16 +15,30 @@ occurrence of a repeated name; in a PL/SQL block (`begin ...`) a repeated name i
 placeholder (PL/SQL Language Reference, "Repeated Placeholder Names in Dynamic SQL
 Statements").
 
+A `{name}` that is a whole string literal of the text (`'{name}'`) is a value where SQL takes
+no bind (EXPLAIN PLAN's STATEMENT_ID): the quotes are replaced by
+DBMS_ASSERT.ENQUOTE_LITERAL(name), which adds them and raises a value error unless every other
+`'` in the value is doubled (DBMS_ASSERT, ENQUOTE_LITERAL Function, Usage Notes), so the value
+cannot end the literal. After `explain plan ... for`, a `{name}` that ends the text is the
+statement explained: EXPLAIN PLAN only explains it, and the text before it fixes what the
+statement is; pellc cannot read it, so it counts as a commit (possibly DDL) like any text with a
+name spliced in.
+
 A `let x: T = exec_dyn(...)` takes one row INTO x (a record field by field); a statement
 `exec_dyn(...);` takes none, so its text cannot be a query: "If dynamic_sql_statement is a
 SELECT statement, and you omit both into_clause and bulk_collect_into_clause, then
-execute_immediate_statement never runs" (EXECUTE IMMEDIATE Statement, Semantics).
+execute_immediate_statement never runs" (EXECUTE IMMEDIATE Statement, Semantics). A `let c:
+cursor<T> = exec_dyn(...)`, or `return exec_dyn(...)` in a fn that returns a cursor, opens a
+cursor over the query: OPEN c FOR text USING binds (PL/SQL Language Reference, OPEN FOR
+Statement).
 """
 
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
 
 from pell import ast, naming, sqltext
 from pell.checker import types as t
@@ -35,29 +49,99 @@ if TYPE_CHECKING:
     from pell.checker.expressions import ExpressionChecker
 
 NAME = "exec_dyn"
-# What stands for a `{name}` while pellc reads the text: any identifier does
-_NAME_STAND_IN = "pell_dyn_name"
+# What stands for a `{name}` while pellc reads the text: any identifier does; in `'{name}'`,
+# the literal's text
+NAME_STAND_IN = "pell_dyn_name"
+LITERAL_STAND_IN = "pell_dyn_literal"
+SpliceKind = Literal["name", "literal", "statement"]
+# The text before a whole statement spliced in: `explain plan ... for`
+_BEFORE_STATEMENT = re.compile(r"\bfor\s*$", re.IGNORECASE)
+_EXPLAIN_PLAN = re.compile(r"\s*explain\s+plan\b", re.IGNORECASE)
 # The SQL text of a query, by its first word
 _QUERY_WORDS = ("select", "with")
 _BLOCK_WORDS = ("begin", "declare")
 
 
 @record
-class DynamicSql:
-    """One `exec_dyn` call as it is lowered: the text's pieces, each a literal piece of SQL
-    (str) or the PL/SQL name of a text variable spliced in as an identifier (tuple of one);
-    the PL/SQL names of its binds, in USING order; whether it fills a `let` (INTO)."""
+class Splice:
+    """A text variable spliced into dynamic SQL: its PL/SQL name and how it is checked (a
+    name: QUALIFIED_SQL_NAME; a literal: ENQUOTE_LITERAL; a statement explained: as it is)."""
 
-    pieces: tuple[str | tuple[str], ...]
+    plsql: str
+    kind: SpliceKind
+
+
+@record
+class DynamicSql:
+    """One `exec_dyn` call (or dynamic query) as it is lowered: the text's pieces, each a
+    literal piece of SQL (str) or a Splice (a literal's quotes left out of the pieces around
+    it); the PL/SQL names of its binds, in USING order; whether it fills a `let` (INTO) or
+    opens a cursor (OPEN FOR)."""
+
+    pieces: tuple[str | Splice, ...]
     binds: tuple[str, ...]
     into: bool
+    opens: bool = False
 
     @property
     def literal(self) -> str | None:
         """The whole SQL text when nothing is spliced into it; None otherwise."""
-        if any(isinstance(piece, tuple) for piece in self.pieces):
+        if any(isinstance(piece, Splice) for piece in self.pieces):
             return None
         return "".join(str(piece) for piece in self.pieces)
+
+    @property
+    def readable(self) -> tuple[str | None, bool]:
+        """The text pellc reads of it (a stand-in for each spliced name or literal), None with a
+        statement spliced in; and whether a name is spliced in."""
+        text: list[str] = []
+        for piece in self.pieces:
+            if isinstance(piece, str):
+                text.append(piece)
+            elif piece.kind == "statement":
+                return None, False
+            else:
+                text.append(f" {NAME_STAND_IN} " if piece.kind == "name" else "'x'")
+        return "".join(text), any(
+            isinstance(piece, Splice) and piece.kind == "name" for piece in self.pieces
+        )
+
+
+def splice_kind(parts: Sequence[object], index: int) -> SpliceKind:
+    """How the `{...}` at `parts[index]` of a dynamic text (its parts: str, or a splice) is
+    written: `'{x}'`, a whole string literal; `{x}` ending an `explain plan ... for` text, the
+    statement explained; any other, a name (the checker says whether it stands as one)."""
+    before = parts[index - 1] if index > 0 else ""
+    after = parts[index + 1] if index + 1 < len(parts) else ""
+    before = before if isinstance(before, str) else ""
+    after = after if isinstance(after, str) else ""
+    if before.endswith("'") and after.startswith("'"):
+        return "literal"
+    first = parts[0] if parts and isinstance(parts[0], str) else ""
+    rest = parts[index + 1 :]
+    if (
+        _EXPLAIN_PLAN.match(first)
+        and _BEFORE_STATEMENT.search(before)
+        and all(isinstance(part, str) and not part.strip() for part in rest)
+    ):
+        return "statement"
+    return "name"
+
+
+def readable_text(parts: Sequence[object]) -> tuple[str, tuple[SpliceKind, ...]]:
+    """The text pellc reads for a dynamic text's parts (a stand-in name for each spliced name,
+    a stand-in inside each spliced literal's quotes, nothing for a statement), and the kind
+    of each splice in order."""
+    text: list[str] = []
+    kinds: list[SpliceKind] = []
+    for index, part in enumerate(parts):
+        if isinstance(part, str):
+            text.append(part)
+            continue
+        kind = splice_kind(parts, index)
+        kinds.append(kind)
+        text.append({"name": f" {NAME_STAND_IN} ", "literal": LITERAL_STAND_IN}.get(kind, ""))
+    return "".join(text), tuple(kinds)
 
 
 def listed_binds(fn: ast.Fn) -> dict[str, ast.AnnotationArg]:
@@ -78,8 +162,9 @@ def _values(expr: ast.Call) -> list[ast.Expr]:
 def check_call(
     checker: ExpressionChecker, expr: ast.Call, into: bool, expected: t.Type | None
 ) -> t.Type:
-    """Check `exec_dyn(...)`; `into`: it is the value of a `let` of type `expected` (the let
-    checks the rest). Records what the lowering needs in the fn's analysis."""
+    """Check `exec_dyn(...)`; `into`: it is the value of a `let` (or `return`) of type
+    `expected` (which checks the rest): a row read INTO it, or a cursor opened over it.
+    Records what the lowering needs in the fn's analysis."""
     decl = checker.fn.decl
     as_statement = checker.as_statement  # typing its parts changes it
     text = expr.args[0] if len(expr.args) == 1 and not expr.keywords else None
@@ -104,10 +189,12 @@ def check_call(
                 '@binds: `exec_dyn("delete from {table} where id = :id")`',
             )
         return t.UNKNOWN
-    if into and not _fetchable(expected):
+    opens = into and isinstance(expected, t.CursorType)
+    if into and not opens and not _fetchable(expected):
         checker.error(
             "dynamic-sql",
-            f"`{NAME}` reads one row into a scalar (not bool) or a record; the `let` is "
+            f"`{NAME}` reads one row into a scalar (not bool) or a record, or opens a "
+            f"`cursor<T>`; the `let` is "
             f"{'of no type written' if expected is None else f'a `{expected}`'}",
             expr.span,
             f"write its type: `let n: number = {NAME}(...)`",
@@ -115,14 +202,30 @@ def check_call(
         for arg in _values(expr):
             checker.expr(arg, None)
         return t.UNKNOWN
-    pieces, readable, ok = _pieces(checker, text)
+    dynamic = check_text(checker, text, into, opens, as_statement, expr.span)
+    if dynamic is not None:
+        checker.analysis.dynamic_sql[id(expr)] = dynamic
+    return expected if into and expected is not None else t.UNIT
+
+
+def check_text(
+    checker: ExpressionChecker,
+    text: ast.StringLit,
+    into: bool,
+    opens: bool,
+    as_statement: bool,
+    span: ast.Span,
+) -> DynamicSql | None:
+    """Check one dynamic SQL text; its lowering, or None when it is wrong (reported)."""
+    decl = checker.fn.decl
+    pieces, readable, kinds, ok = _pieces(checker, text)
     try:
-        shape = sqltext.analyse("".join(readable))
+        shape = sqltext.analyse(readable)
     except sqltext.SqlTextError as error:
         checker.error("dynamic-sql", f"`{NAME}`'s SQL text cannot be read: {error}", text.span)
-        return expected if into and expected is not None else t.UNKNOWN
+        return None
     binds, bound = _binds(checker, decl, shape, text.span)
-    if ok and not _splices_stand_alone(text, shape):
+    if ok and not _splices_stand_alone(text, shape, kinds):
         checker.error(
             "dynamic-sql",
             f"a `{{name}}` in `{NAME}`'s text must stand where an identifier does: not inside "
@@ -130,7 +233,20 @@ def check_call(
             "quoted name DBMS_ASSERT passes may hold any character, `'` and newlines "
             "included, so there it could end the string or the comment)",
             text.span,
-            "pass a value as a bind: `:name` in the text, and the parameter in @binds(name)",
+            "pass a value as a bind: `:name` in the text, and the parameter in @binds(name); "
+            "where SQL takes no bind, make the splice the whole string: `'{name}'`",
+        )
+        ok = False
+    words = [token.text.lower() for token in shape.tokens]
+    explains = words[:2] == ["explain", "plan"] and words[-1:] == ["for"]
+    if "statement" in kinds and (into or not as_statement or not explains):
+        checker.error(
+            "dynamic-sql",
+            f"a whole statement spliced into `{NAME}`'s text stands only at the end of an "
+            "`explain plan ... for` statement run on its own, which explains it and runs "
+            "nothing of it",
+            text.span,
+            "splice names with `{name}` and bind values with `:name`",
         )
         ok = False
     for colon, after in itertools.pairwise(shape.tokens):
@@ -144,22 +260,30 @@ def check_call(
                 "name it after the parameter: `:id`, and list it: @binds(id)",
             )
             bound = False
-    first = shape.tokens[0].text.lower() if shape.tokens else ""
+    first = words[0] if words else ""
     if first in _BLOCK_WORDS:
         binds = list(dict.fromkeys(binds))  # a PL/SQL block: a repeated name binds once
-    if not into and first in _QUERY_WORDS and as_statement:
+    if opens and first not in _QUERY_WORDS:
+        checker.error(
+            "dynamic-sql",
+            f"a cursor opens over a query (`select` or `with`); this `{NAME}` runs no query",
+            span,
+            f"run it as a statement: `{NAME}(...);`",
+        )
+        ok = False
+    elif not into and first in _QUERY_WORDS and as_statement:
         checker.error(
             "dynamic-sql",
             f"this `{NAME}` runs a query and reads no row from it: Oracle never runs it",
-            expr.span,
+            span,
             f"read its row: `let row: T = {NAME}(...)`",
         )
         ok = False
-    elif into and first not in (*_QUERY_WORDS, _NAME_STAND_IN):
+    elif into and first not in (*_QUERY_WORDS, NAME_STAND_IN):
         checker.error(
             "dynamic-sql",
             f"this `{NAME}` runs no query, so it has no row to give the `let`",
-            expr.span,
+            span,
             f"run it as a statement: `{NAME}(...);`",
         )
         ok = False
@@ -168,13 +292,13 @@ def check_call(
             "dynamic-sql",
             f"`{NAME}` stands as a statement of its own, or as the value of a `let` with its "
             "type written",
-            expr.span,
+            span,
             f"`let n: number = {NAME}(...);` then use `n`",
         )
         ok = False
     if ok and bound:
-        checker.analysis.dynamic_sql[id(expr)] = DynamicSql(tuple(pieces), tuple(binds), into)
-    return expected if into and expected is not None else t.UNIT
+        return DynamicSql(tuple(pieces), tuple(binds), into and not opens, opens)
+    return None
 
 
 def _fetchable(type_: t.Type | None) -> bool:
@@ -185,17 +309,21 @@ def _fetchable(type_: t.Type | None) -> bool:
 
 def _pieces(
     checker: ExpressionChecker, text: ast.StringLit
-) -> tuple[list[str | tuple[str]], list[str], bool]:
-    """The text's pieces (a spliced identifier as the 1-tuple of its PL/SQL name), the text
-    pellc reads (a stand-in name for each), and whether every splice is a text variable."""
-    pieces: list[str | tuple[str]] = []
-    readable: list[str] = []
+) -> tuple[list[str | Splice], str, tuple[SpliceKind, ...], bool]:
+    """The text's pieces (a spliced literal's quotes left out of the pieces around it), the
+    text pellc reads (readable_text), the kind of each splice, and whether every splice is a
+    text variable."""
+    readable, kinds = readable_text(text.parts)
+    pieces: list[str | Splice] = []
     ok = True
+    splices = iter(kinds)
     for part in text.parts:
         if isinstance(part, str):
+            if pieces and isinstance(pieces[-1], Splice) and pieces[-1].kind == "literal":
+                part = part[1:]  # the closing quote: ENQUOTE_LITERAL writes it
             pieces.append(part)
-            readable.append(part)
             continue
+        kind = next(splices)
         part_type = checker.expr(part, None)
         symbol = None
         if isinstance(part, ast.Name) and len(part.path) == 1:
@@ -212,9 +340,10 @@ def _pieces(
             )
             ok = False
             continue
-        pieces.append((symbol.plsql,))
-        readable.append(f" {_NAME_STAND_IN} ")
-    return pieces, readable, ok
+        if kind == "literal" and pieces and isinstance(pieces[-1], str):
+            pieces[-1] = pieces[-1][:-1]  # the opening quote: ENQUOTE_LITERAL writes it
+        pieces.append(Splice(symbol.plsql, kind))
+    return pieces, readable, kinds, ok
 
 
 def _binds(
@@ -246,25 +375,36 @@ def _binds(
 _JOINING = frozenset("\"'@$#_")
 
 
-def _splices_stand_alone(text: ast.StringLit, shape: sqltext.SqlShape) -> bool:
+def _splices_stand_alone(
+    text: ast.StringLit, shape: sqltext.SqlShape, kinds: tuple[SpliceKind, ...]
+) -> bool:
     """Whether every `{name}` of `text` stands alone as an identifier: a word of its own in the
     SQL (not in a string, a quoted name or a comment, which the tokens leave out or hold
-    whole), with nothing that joins it to more characters on either side.
+    whole), with nothing that joins it to more characters on either side; and every
+    `'{name}'` is a whole string literal of the SQL (not inside a comment, nor after a
+    doubled quote inside a longer string).
     DBMS_ASSERT.QUALIFIED_SQL_NAME accepts a quoted name, whose text may be any characters but
     `"` (PL/SQL Packages and Types Reference, DBMS_ASSERT): only where an identifier stands
     is that harmless."""
-    splices = sum(1 for part in text.parts if not isinstance(part, str))
     words = sum(
         1
         for token in shape.tokens
-        if token.token_type == TokenType.VAR and token.text.lower() == _NAME_STAND_IN
+        if token.token_type == TokenType.VAR and token.text.lower() == NAME_STAND_IN
     )
-    if words != splices:
+    literals = sum(
+        1
+        for token in shape.tokens
+        if token.token_type == TokenType.STRING
+        and token.text == LITERAL_STAND_IN
+        and token.end - token.start == len(LITERAL_STAND_IN) + 1  # `'...'`, nothing doubled
+    )
+    if words != kinds.count("name") or literals != kinds.count("literal"):
         return False
     # each piece of literal text, None for a splice
     texts = [part if isinstance(part, str) else None for part in text.parts]
+    splices = iter(kinds)
     for index, piece in enumerate(texts):
-        if piece is not None:
+        if piece is not None or next(splices) != "name":
             continue
         before = texts[index - 1] if index > 0 else ""
         after = texts[index + 1] if index + 1 < len(texts) else ""

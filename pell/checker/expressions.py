@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, dynamic_sql, jq, json, regex, ut
+from pell.checker import builtins, dynamic_sql, jq, json, pivot, regex, ut
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.matches import check_match
@@ -37,6 +37,7 @@ class ExpressionChecker(SqlChecker):
 
     as_statement = False  # the expression being typed is a statement of its own
     dynamic_let: ast.Expr | None = None  # the `exec_dyn(...)` call a `let` takes its value from
+    cursor_handoff = ""  # a cursor variable may stand here: "return"ed, or a "call"'s argument
 
     def expr(self, expr: ast.Expr, expected: t.Type | None, as_statement: bool = False) -> t.Type:
         if isinstance(expr, ast.Propagate):
@@ -183,10 +184,16 @@ class ExpressionChecker(SqlChecker):
             return builtins.check_call(self, expr, builtin, expected)  # `sysdate`
         symbol = self.resolve_name(expr)
         if symbol is not None and isinstance(symbol.type, t.CursorType):
+            if self.cursor_handoff and len(expr.path) == 1:
+                # returned, or passed to a fn: whoever gets it reads it, not this fn
+                self.read_cursors.add(symbol.plsql)
+                if self.cursor_handoff == "call":
+                    self.analysis.handed_cursors.add(symbol.plsql)
+                return symbol.type
             self.error(
                 "type-mismatch",
                 f"`{expr.text}` is a cursor: `for r in {expr.text} {{ ... }}` reads its rows, "
-                "and nothing else may use it",
+                "`return` or a call's argument hands it on, and nothing else may use it",
                 expr.span,
             )
             return t.UNKNOWN
@@ -364,6 +371,8 @@ class ExpressionChecker(SqlChecker):
             return regex.check_call(self, expr, expected)
         if alias == json.LIBRARY and alias not in self.module.imports:  # and its `json::`
             return json.check_call(self, expr, expected)
+        if alias == "pivot" and alias not in self.module.imports:  # public Pell's `pivot::`
+            return pivot.check_call(self, expr, expected)
         foreign = self.module.imports.find(alias) if len(path) == 2 else None
         if foreign is None:
             for arg in call_values(expr):
@@ -518,7 +527,10 @@ class ExpressionChecker(SqlChecker):
             )
         for index, arg in sorted(given.items()):
             param = params[index]
+            handed = isinstance(param.type, t.CursorType) and isinstance(arg, ast.Name)
+            self.cursor_handoff = "call" if handed else ""
             arg_type = self.expr(arg, param.type)
+            self.cursor_handoff = ""
             if not t.assignable(arg_type, param.type) and not self.widens(arg, param.type):
                 self.error(
                     "type-mismatch",

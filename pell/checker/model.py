@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from pell.checker.dynamic_sql import DynamicSql
     from pell.checker.imports import Imports
     from pell.checker.json import JsonCall
+    from pell.checker.pivot import DynamicPivot
     from pell.checker.regex import Capture
     from pell.checker.retry_facts import ModuleFacts
 
@@ -122,6 +123,10 @@ class FnAnalysis:
     # `json::get_*` Calls whose value goes where an optional type is written: nothing selected
     # is None there
     json_optional: set[int] = field(default_factory=set)
+    # `pivot::sum_dyn(...)` Call -> its lowering (pell.checker.pivot)
+    pivots: dict[int, DynamicPivot] = field(default_factory=dict)
+    fetched_rows: list[Type] = field(default_factory=list)  # row types `for` FETCHes a cursor of
+    handed_cursors: set[str] = field(default_factory=set)  # local cursors a call takes over
 
 
 @record

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pell import ast, naming, records, sqltext
+from pell.checker import dynamic_sql
 from pell.checker.model import CheckedModule
 from pell.records import record
 from pell.sqltokens import Token, TokenType
@@ -617,28 +618,42 @@ def call_effect(call: ast.Call) -> Effect:
 EXEC_DYN = "exec_dyn"  # pell.checker.dynamic_sql.NAME (which imports nothing of this module)
 
 
-def exec_dyn_text(call: ast.Call) -> str | None:
-    """The SQL text an `exec_dyn(...)` runs when pellc can read it all: one string literal with
-    nothing spliced in (`{name}`); None otherwise."""
+def exec_dyn_text(call: ast.Call) -> tuple[str | None, bool]:
+    """The SQL text an `exec_dyn(...)` runs as pellc reads it (pell.checker.dynamic_sql: a
+    stand-in for each name or literal spliced in), None when it is no string literal or has a
+    statement spliced in; and whether a name is spliced in."""
     text = call.args[0] if len(call.args) == 1 else None
-    if isinstance(text, ast.StringLit) and all(type(part) is str for part in text.parts):
-        return "".join(str(part) for part in text.parts)
-    return None
+    if not isinstance(text, ast.StringLit):
+        return None, False
+    readable, kinds = dynamic_sql.readable_text(text.parts)
+    if "statement" in kinds:
+        return None, False
+    return readable, "name" in kinds
 
 
-def exec_dyn_effects(text: str | None) -> tuple[str | None, str | None]:
-    """What an `exec_dyn` of `text` (None: a text pellc cannot read all of) does to the
-    transaction, as EXECUTE IMMEDIATE of the same text in a PL/SQL block: (how it ends it, or
-    None; the risk of a DBMS_SQL.PARSE in it of a text pellc cannot read, or None). A name
-    spliced in may make any statement of it, DDL too, and DDL commits."""
-    if text is None:
+def exec_dyn_effects(text: str | None, names: bool = False) -> tuple[str | None, str | None]:
+    """What an `exec_dyn` of `text` (None: a text pellc cannot read all of; `names`: with names
+    spliced in) does to the transaction, as EXECUTE IMMEDIATE of the same text in a PL/SQL
+    block: (how it ends it, or None; the risk of a DBMS_SQL.PARSE in it of a text pellc
+    cannot read, or None). A name spliced in may make any statement of it, DDL too, and DDL
+    commits; but not of a query, as the first word says (a name spliced in is only a name):
+    a query cannot commit, "ORA-14552: cannot perform a DDL, commit or rollback inside a
+    query or DML" (Database Error Messages), so it is a read."""
+    if text is not None:
+        try:
+            tokens = sqltext.tokenize(text)
+        except sqltext.SqlTextError:
+            tokens = ()
+        if tokens and tokens[0].text.lower() in ("select", "with"):
+            return None, None
+    if text is None or names:
         return f"`{EXEC_DYN}` of {UNREADABLE}", None
     what, risk = _dynamic_effects(text)
     return (f"`{EXEC_DYN}` of {what}" if what else None), risk
 
 
 def _exec_dyn_effect(call: ast.Call) -> Effect | None:
-    what, risk = exec_dyn_effects(exec_dyn_text(call))
+    what, risk = exec_dyn_effects(*exec_dyn_text(call))
     if what is not None:
         return Effect("commit", call.span, what)
     return Effect("parse", call.span, risk) if risk is not None else None

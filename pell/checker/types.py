@@ -61,8 +61,9 @@ class ListType:
 
 @record
 class CursorType:
-    """`cursor<T>`: the rows a @pipelined fn reads from the `CURSOR(subquery)` SQL passes it;
-    read once, by `for`."""
+    """`cursor<T>`: a SYS_REFCURSOR whose rows are `T`s (a @pipelined fn's `CURSOR(subquery)`,
+    or a query opened by `exec_dyn` or `pivot::sum_dyn`); read once, by `for`. `cursor<dyn>`
+    (element DynRow): rows whose columns are known only at run time."""
 
     element: Type
 
@@ -80,6 +81,14 @@ class TableRow:
 
     def __str__(self) -> str:
         return f"rowtype<{self.table}>"
+
+
+@record
+class DynRow:
+    """The row of a `cursor<dyn>`: its columns are known only when the query runs."""
+
+    def __str__(self) -> str:
+        return "dyn"
 
 
 @record
@@ -143,6 +152,7 @@ Type = (
     | ListType
     | CursorType
     | TableRow
+    | DynRow
     | UnitType
     | NullType
     | NeverType
@@ -162,6 +172,7 @@ INTERVAL = Scalar("interval")  # INTERVAL DAY TO SECOND
 BYTES = Scalar("bytes")  # RAW: binary data, a family of its own
 JSON = Scalar("json")  # a family of its own: text goes in by json::parse, out by to_text
 UNIT = UnitType()
+DYN_ROW = DynRow()
 UNKNOWN = UnknownType()
 
 _FAMILIES = {"number": "numeric", "int": "numeric", "text": "text", "bigtext": "text"}
@@ -224,6 +235,8 @@ def assignable(value: Type, target: Type) -> bool:
         return _same_elements(value.element, target.element)
     if isinstance(value, ObjectType) and isinstance(target, ObjectType):
         return value == target or value.parent == target.name  # a case is its sealed type's
+    if isinstance(value, CursorType) and target == CursorType(DYN_ROW):
+        return True  # every cursor is a weak SYS_REFCURSOR, which `cursor<dyn>` is
     return value == target
 
 

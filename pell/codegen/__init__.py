@@ -102,6 +102,7 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     for analysis in checked.analyses.values():
         used += [s.type for s in analysis.locals if isinstance(s.type, t.RecordType | t.ListType)]
         used += [x for x in analysis.types.values() if isinstance(x, t.RecordType | t.ListType)]
+        used += [t.ListType(row) for row in analysis.fetched_rows]  # a cursor's FETCH batches
 
     def dependencies(node: TypeNode) -> list[TypeNode]:
         if isinstance(node, t.ListType):

@@ -10,8 +10,9 @@ from pell import ast, naming, plsql, sqltext
 from pell.checker import regex
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
-from pell.checker.dynamic_sql import DynamicSql
+from pell.checker.dynamic_sql import DynamicSql, Splice
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo
+from pell.checker.pivot import DynamicPivot, source_text
 from pell.checker.regex import Capture
 from pell.checker.retry_facts import EXEC_DYN, ends_transaction, exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
@@ -113,7 +114,10 @@ class FnLowerer(ExpressionLowerer):
         self.break_labels: dict[int, str] = {}
         self.continue_advances: dict[int, plsql.Stmt] = {}
         self.dense = dense_locals(checked, fn, analysis)  # local lists pellc fills itself
-        self.fetched_cursors: list[str] = []  # the cursor parameters a loop FETCHes from
+        self.fetched_cursors: list[str] = []  # the cursors the fn's handler closes
+        # each local cursor's CLOSE if open, by its PL/SQL name: run with the exit hooks at a
+        # `return` and at the end of the body (`lower_fn`)
+        self.cursor_hooks: dict[str, tuple[tuple[plsql.Stmt, ...], int]] = {}
         self.needs_result = False
         self.savepoints = 0
         self.retry_declarations: list[str] = []
@@ -177,6 +181,8 @@ class FnLowerer(ExpressionLowerer):
         pass, while a temporary is free again at the next statement of its body."""
         key = plsql_type(type_, "local")
         slug = key[2:] if key.startswith("t_") else str(type_).lower()
+        if isinstance(type_, t.CursorType):
+            slug = "cursor"
         # cut to fit the target, with room for the `_2`.. suffix `unique` may add
         limit = naming.MAX_IDENTIFIER_BYTES[self.target] - 4
         name = naming.unique(naming.temporary_name(slug)[:limit].rstrip("_"), self.taken)
@@ -220,13 +226,27 @@ class FnLowerer(ExpressionLowerer):
             self.exit_hooks.append(((plsql.CallLocal(naming.FINALLY_PROCEDURE),), 0))
             handler.insert(0, self.at(plsql.CallLocal(naming.FINALLY_PROCEDURE)))
 
+        # A cursor this fn opens is closed on every way out but the `return` that hands it
+        # on: before each `return`, at the end of the body, and in the fn's handler (a cursor
+        # variable never opened is not %ISOPEN). One handed to a call is the callee's. Opened
+        # again (a loop's next pass, a retried attempt), it need not be closed first: "You
+        # need not close a cursor variable before reopening it" (PL/SQL Language Reference,
+        # CLOSE Statement).
+        for symbol in self.analysis.locals:
+            if (
+                isinstance(symbol.type, t.CursorType)
+                and symbol.plsql not in self.analysis.handed_cursors
+            ):
+                self.fetched_cursors.append(symbol.plsql)
+                self.cursor_hooks[symbol.plsql] = ((self.close_if_open(symbol.plsql),), 0)
+
         def body() -> None:
             if self.fn.retry is None:
                 self.block(decl.body)
             else:
                 lower_retry_loop(self)
             if self.analysis.falls_through:
-                self.run_exit_hooks(self.exit_hooks)
+                self.run_exit_hooks([*self.exit_hooks, *self.cursor_hooks.values()])
                 if self.fn.pipelined:
                     self.emit(plsql.Return())
 
@@ -301,10 +321,13 @@ class FnLowerer(ExpressionLowerer):
                 self.emit(replace(node))
 
     def reset(self, name: str, type_: t.Type) -> plsql.Stmt:
-        """The statement that empties a variable: NULL, or DELETE for an INDEX BY table (which
-        cannot be assigned NULL)."""
+        """The statement that empties a variable: NULL, DELETE for an INDEX BY table (which
+        cannot be assigned NULL), CLOSE if open for a cursor ("You cannot assign nulls to a
+        cursor variable", PL/SQL Language Reference, Restrictions on Cursor Variables)."""
         if isinstance(type_, t.ListType):
             return plsql.Exec(f"{name}.DELETE")
+        if isinstance(type_, t.CursorType):
+            return self.close_if_open(name)
         return plsql.Assign(name, "NULL")
 
     # -- statements
@@ -334,8 +357,10 @@ class FnLowerer(ExpressionLowerer):
         # "Empty"): a `let` that runs once per call, outside any loop and in a fn no retry
         # runs again, needs no DELETE before it fills the list.
         fresh = (
-            isinstance(symbol.type, t.ListType) and self.loop_depth == 0 and self.fn.retry is None
-        )
+            isinstance(symbol.type, t.ListType | t.CursorType)
+            and self.loop_depth == 0
+            and self.fn.retry is None
+        )  # a cursor variable, too, is not open where the subprogram begins
         if stmt.value is None:
             if not fresh:
                 self.emit(self.reset(symbol.plsql, symbol.type))
@@ -383,6 +408,9 @@ class FnLowerer(ExpressionLowerer):
         if json_call is not None and json_call.record is not None:
             self.store_json_into(target, value, json_call.record)
             return
+        if (pivot := self.analysis.pivots.get(id(value))) is not None:
+            self.open_pivot(target, pivot)
+            return
         self.emit(plsql.Assign(target, self.lower(value)))
 
     def store_json_into(self, target: str, value: ast.Expr, record: t.RecordType) -> None:
@@ -398,6 +426,54 @@ class FnLowerer(ExpressionLowerer):
             self, document, target, record
         ):
             self.emit(plsql.Assign(field_target, field_value))
+
+    def open_pivot(self, cursor: str, pivot: DynamicPivot) -> None:
+        """`pivot::sum_dyn(...)` into `cursor` (pell.checker.pivot): the distinct non-null
+        values of `col`, read by static SQL, each written into the PIVOT's IN list as a
+        literal that DBMS_ASSERT.ENQUOTE_LITERAL checks (the value quoted, its `'` doubled:
+        "If the name is already quoted, no quotes are added", and every inner `'` is paired),
+        aliased by the value as a name DBMS_ASSERT.ENQUOTE_NAME checks (a value error unless
+        it makes a valid quoted name: PL/SQL Packages and Types Reference, DBMS_ASSERT). Then
+        OPEN FOR the PIVOT query; with no value to pivot on (an empty IN list is no SQL), a
+        query of the `rows` column that returns no row."""
+        binds = self.analysis.binds[id(pivot.source)]
+        columns = naming.unique("l_pivot_columns", self.taken)
+        self.temp_declarations.append(f"{columns} VARCHAR2(32767);")
+        value = naming.unique("r_pivot_value", self.taken)
+        self.taken.discard(value)
+        static = spliced_sql(pivot.source, binds)
+        found = f"{value}.{pivot.col}"
+        query = plsql.Sql(
+            f"SELECT DISTINCT {pivot.col} FROM (\n{plsql.INDENT}{static}\n) "
+            f"WHERE {pivot.col} IS NOT NULL ORDER BY {pivot.col}",
+            verb="select",
+            binds=tuple(replacement for _, replacement in binds),
+            summary=f"pivot::sum_dyn values of {pivot.col}",
+        )
+        quote = quote_text("'")
+        doubled = quote_text("''")
+        literal = f"{quote} || REPLACE({found}, {quote}, {doubled}) || {quote}"
+        item = (
+            f"{columns} || CASE WHEN {columns} IS NOT NULL THEN ', ' END"
+            f" || DBMS_ASSERT.ENQUOTE_LITERAL({literal})"
+            f" || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME({found}, FALSE)"
+        )
+        self.emit(plsql.Assign(columns, "NULL"))
+        assign = self.at(plsql.Assign(columns, item))
+        self.emit(plsql.CursorLoop(value, self.at(query), [assign], True))
+        text, using = source_text(pivot.source, binds)
+        source = quote_text(text)
+        head = quote_text(f"SELECT * FROM (SELECT {pivot.rows}, {pivot.col}, {pivot.value} FROM (")
+        tail = quote_text(f")) PIVOT (SUM({pivot.value}) FOR {pivot.col} IN (")
+        pivoted = f"{head} || {source} || {tail} || {columns} || '))'"
+        empty = f"{quote_text(f'SELECT {pivot.rows} FROM (')} || {source} || ') WHERE 1 = 0'"
+        text = (
+            f"OPEN {cursor} FOR\n{plsql.INDENT}CASE WHEN {columns} IS NULL THEN {empty}"
+            f"\n{plsql.INDENT}ELSE {pivoted} END"
+        )
+        if using:
+            text += " USING " + ", ".join(using)
+        self.emit(plsql.Sql(text, verb="open", binds=tuple(using), summary="pivot::sum_dyn"))
 
     def store_list(
         self, target: str, value: ast.ListLit, type_: t.Type, fresh: bool = False
@@ -742,7 +818,12 @@ class FnLowerer(ExpressionLowerer):
             head = f"FOR {variable} IN 1 .. {items}.COUNT"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
         elif isinstance(cursor_type := self.type_of(source), t.CursorType):
-            self.cursor_loop(variable, self.lower(source), cursor_type.element, stmt.body)
+            if isinstance(source, ast.Name):
+                cursor = self.lower(source)
+            else:  # a call that returns a cursor: held while the loop reads it
+                cursor = self.held(cursor_type)
+                self.store(cursor, source, cursor_type)
+            self.cursor_loop(variable, cursor, cursor_type.element, stmt.body)
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
         else:
@@ -839,7 +920,8 @@ class FnLowerer(ExpressionLowerer):
         PL/SQL caller opened is not closed with the SQL statement, as one that CURSOR(...)
         passes is (SQL Language Reference, CURSOR Expressions: a nested cursor is closed when
         its parent is)."""
-        self.fetched_cursors.append(cursor)
+        if cursor not in self.fetched_cursors:
+            self.fetched_cursors.append(cursor)
         batch = naming.unique(naming.FETCH_BATCH_VARIABLE, self.taken)
         self.temp_declarations.append(f"{batch} {plsql_type(t.ListType(row_type), 'local')};")
         row = naming.unique(naming.INDEX_VARIABLE, self.taken)
@@ -853,13 +935,17 @@ class FnLowerer(ExpressionLowerer):
             self.at(plsql.ExitWhen(plsql.Opaque(f"{batch}.COUNT = 0"), holds=True)),
         ]
         close = plsql.Exec(f"CLOSE {cursor}")
-        # at this loop's depth: a `break` or `continue` inside (one deeper) does not run it
-        self.exit_hooks.append(((close,), self.loop_depth))
+        # at this loop's depth: a `break` or `continue` inside (one deeper) does not run it;
+        # a cursor of a `let` has its hook already
+        own = cursor not in self.cursor_hooks
+        if own:
+            self.exit_hooks.append(((close,), self.loop_depth))
         self.break_labels[self.loop_depth + 1] = label
         element = self.at(plsql.Assign(variable, f"{batch}({row})"))
         statements = [element, *self.loop_body(body)]
         del self.break_labels[self.loop_depth + 1]
-        self.exit_hooks.pop()
+        if own:
+            self.exit_hooks.pop()
         self.taken.discard(row)
         rows = self.at(plsql.Loop(f"FOR {row} IN 1 .. {batch}.COUNT", statements))
         self.emit(plsql.Loop("", [*fetch, rows], label=label))
@@ -886,16 +972,31 @@ class FnLowerer(ExpressionLowerer):
             self.emit(self.raise_statement(value))
             return
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
-            self.run_exit_hooks(self.exit_hooks)
+            self.run_exit_hooks([*self.exit_hooks, *self.cursor_hooks.values()])
             self.emit(plsql.Return())
             return
-        if not self.exit_hooks:
+        opened = id(value) in self.analysis.dynamic_sql or id(value) in self.analysis.pivots
+        returned = self.lower(value) if isinstance(value, ast.Name) else None
+        # a cursor handed to the caller stays open: the hooks close the fn's other cursors
+        # (first: run last-added first, before a COMMIT or the finally)
+        closes = [hook for name, hook in self.cursor_hooks.items() if name != returned]
+        hooks = [*self.exit_hooks, *closes]
+        if opened and not hooks:
+            cursor = self.temp(self.fn.returns)
+            self.store(cursor, value, self.fn.returns)
+            self.emit(plsql.Return(cursor))
+            return
+        if not hooks:
             self.emit(plsql.Return(self.lower(value)))
+            return
+        if returned is not None and isinstance(self.fn.returns, t.CursorType):
+            self.run_exit_hooks(hooks)
+            self.emit(plsql.Return(returned))
             return
         # The value is computed before the COMMIT or cleanup that must precede RETURN.
         self.needs_result = True
         self.store(naming.RESULT_VARIABLE, value, self.fn.returns)
-        self.run_exit_hooks(self.exit_hooks)
+        self.run_exit_hooks(hooks)
         self.emit(plsql.Return(naming.RESULT_VARIABLE))
 
     def raise_statement(self, err: ast.Wrap) -> plsql.RaiseError:
@@ -1010,38 +1111,53 @@ class FnLowerer(ExpressionLowerer):
 
 
 def dynamic_statement(dynamic: DynamicSql, into: list[str]) -> plsql.Sql:
-    """`exec_dyn(...)`: EXECUTE IMMEDIATE of its text, each spliced name checked by
-    DBMS_ASSERT.QUALIFIED_SQL_NAME (ORA-44004 unless it is a qualified SQL name: PL/SQL
-    Packages and Types Reference, DBMS_ASSERT), INTO `into`, USING its binds (by position:
-    pell.checker.dynamic_sql)."""
-    parts = [
-        quote_text(piece)
-        if isinstance(piece, str)
-        else f"DBMS_ASSERT.QUALIFIED_SQL_NAME({piece[0]})"
-        for piece in dynamic.pieces
-        if piece != ""
-    ]
-    text = "EXECUTE IMMEDIATE " + (" || ".join(parts) or "''")
-    if into:
-        text += " INTO " + ", ".join(into)
+    """`exec_dyn(...)`: EXECUTE IMMEDIATE of its text INTO `into`, or, for a query that opens
+    a cursor, OPEN `into[0]` FOR it; USING its binds (by position: pell.checker.dynamic_sql)."""
+    text = dynamic_text(dynamic.pieces)
+    if dynamic.opens:
+        text = f"OPEN {into[0]} FOR {text}"
+    else:
+        text = "EXECUTE IMMEDIATE " + text
+        if into:
+            text += " INTO " + ", ".join(into)
     if dynamic.binds:
         text += " USING " + ", ".join(dynamic.binds)
-    literal = dynamic.literal
+    readable, names = dynamic.readable
     words: tuple[str, ...] = ()
-    if literal is not None:
+    if readable is not None:
         try:
-            words = tuple(token.text.lower() for token in sqltext.tokenize(literal))
+            words = tuple(token.text.lower() for token in sqltext.tokenize(readable))
         except sqltext.SqlTextError:
             words = ()
     return plsql.Sql(
         text,
-        verb=words[0] if words else "execute",
-        into=tuple(into),
+        verb="open" if dynamic.opens else words[0] if words and not names else "execute",
+        into=() if dynamic.opens else tuple(into),
         binds=dynamic.binds,
         summary=f"{EXEC_DYN} " + " ".join(words[:3]) if words else EXEC_DYN,
-        words=words,
-        ends_transaction=exec_dyn_effects(literal)[0],
+        words=() if names else words,
+        ends_transaction=exec_dyn_effects(readable, names)[0],
     )
+
+
+def dynamic_text(pieces: tuple[str | Splice, ...]) -> str:
+    """The PL/SQL expression of a dynamic SQL text: its literal pieces quoted, each spliced
+    name checked by DBMS_ASSERT.QUALIFIED_SQL_NAME (ORA-44004 unless it is a qualified SQL
+    name), each spliced literal made one by DBMS_ASSERT.ENQUOTE_LITERAL (a value error unless
+    every `'` in it is doubled), a statement explained as it is (PL/SQL Packages and Types
+    Reference, DBMS_ASSERT: pell.checker.dynamic_sql)."""
+    parts = []
+    for piece in pieces:
+        if isinstance(piece, str):
+            if piece:
+                parts.append(quote_text(piece))
+        elif piece.kind == "name":
+            parts.append(f"DBMS_ASSERT.QUALIFIED_SQL_NAME({piece.plsql})")
+        elif piece.kind == "literal":
+            parts.append(f"DBMS_ASSERT.ENQUOTE_LITERAL({piece.plsql})")
+        else:
+            parts.append(piece.plsql)
+    return " || ".join(parts) or "''"
 
 
 def spliced_sql(

@@ -554,6 +554,9 @@ class PgFnLowerer:
             # TABLE(f(CURSOR(q))) is Oracle's; a PostgreSQL set-returning fn reads a refcursor
             # its caller opened, which one query cannot do
             raise self.unsupported("a `|>` pipeline", block.span)
+        if block.pivot:
+            # PostgreSQL has no PIVOT clause (crosstab is an extension, tablefunc)
+            raise self.unsupported("`pivot::sum` (Oracle's PIVOT)", block.span)
         targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
         return spliced_sql(block, self.analysis.binds[id(block)], targets, suffix)
 
@@ -657,6 +660,10 @@ class PgFnLowerer:
         json_call = self.analysis.json_calls.get(id(expr))
         if json_call is not None:
             return json_lowering.call_sql(self, expr, json_call)
+        if id(expr) in self.analysis.pivots:
+            # its values are checked by DBMS_ASSERT, which PostgreSQL has not, and PostgreSQL
+            # has no PIVOT clause
+            raise self.unsupported(f"`{expr.callee.text}` (a dynamic PIVOT)", expr.callee.span)
         if id(expr) in self.analysis.regex_calls:
             # PostgreSQL's regular expressions are another flavour (Advanced Regular
             # Expressions: `\b` is a backspace there, and its match rules differ); the same

@@ -1,0 +1,234 @@
+"""Dynamic cursors, `pivot::`, and a value spliced in as a literal (issue 26, item 7):
+pell.checker.dynamic_sql, pell.checker.pivot, pell.ast_builder.typed_pivot and their lowering
+in pell.codegen.subprograms."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from conftest import assert_oracle_accepts
+
+from pell import compile_source
+from pell.verify import verify
+
+CASE = Path(__file__).parent / "cases" / "dyn_cursor.pell"
+
+
+def _sql() -> str:
+    result = compile_source(CASE.read_text(encoding="utf-8"), filename=CASE.name)
+    assert result.sql is not None, result.diagnostics
+    return result.sql
+
+
+def _body(sql: str, fn: str) -> str:
+    """The text of one subprogram of the package body."""
+    match = re.search(rf"\n  (?:FUNCTION|PROCEDURE) {fn}\b[^\n]* IS\n(.*?)\n  END {fn};", sql, re.S)
+    assert match is not None, fn
+    return match.group(1)
+
+
+def _compile(body: str, head: str = "pub unsafe fn f(t: text, q: text, n: number)") -> list[str]:
+    source = f"module inj;\n\nrecord R {{ id: number }}\n\n{head} {{\n{body}\n}}\n"
+    result = compile_source(source, filename="inj.pell")
+    return [d.code for d in result.diagnostics if d.is_error]
+
+
+def test_a_cursor_opens_with_names_checked_and_values_bound() -> None:
+    sql = _sql()
+    opens = [line.strip() for line in sql.splitlines() if line.strip().startswith("OPEN ")]
+    statement = next(line for line in opens if "where status" in line)
+    assert statement == (
+        "OPEN l_pell_cursor FOR 'select id, status from ' || "
+        "DBMS_ASSERT.QUALIFIED_SQL_NAME(p_tname) || ' where status = :st' USING p_st;"
+    )
+
+
+def test_a_cursor_the_fn_opens_is_closed_on_every_way_out() -> None:
+    body = _body(_sql(), "count_open")
+    # every RETURN is preceded by the cursor's CLOSE, and the handler closes it too
+    returns = [m.start() for m in re.finditer(r"RETURN ", body)]
+    assert len(returns) == 2
+    for at in returns:
+        before = body[:at].rstrip().splitlines()[-1].strip()
+        assert before == "IF l_orders%ISOPEN THEN CLOSE l_orders; END IF;", before
+    handler = body[body.index("EXCEPTION") :]
+    assert "IF l_orders%ISOPEN THEN CLOSE l_orders; END IF;\n      RAISE;" in handler
+
+
+def test_a_returned_cursor_stays_open_and_one_handed_to_a_call_is_the_callees() -> None:
+    handed = _body(_sql(), "handed")
+    main = handed[: handed.index("EXCEPTION")]
+    assert "CLOSE" not in main and main.rstrip().endswith("RETURN l_c;")
+    source = (
+        "module m;\nrecord R { id: number }\n"
+        "pub fn consume(c: cursor<R>) -> number {\n    return 0;\n}\n"
+        "pub unsafe fn n_of(t: text) -> number {\n"
+        '    let c: cursor<R> = exec_dyn("select id from {t}");\n'
+        "    return consume(c);\n}\n"
+    )
+    result = compile_source(source, filename="m.pell")
+    assert result.sql is not None, result.diagnostics
+    assert "CLOSE" not in _body(result.sql, "n_of")
+
+
+def test_an_assignment_opens_a_cursor_and_none_is_assigned_null() -> None:
+    sql = _sql()
+    assert "OPEN p_c FOR 'select id, status from ' || DBMS_ASSERT.QUALIFIED_SQL_NAME(p_tname);" in (
+        _body(sql, "open_into")
+    )
+    # "You cannot assign nulls to a cursor variable": a `var` without a value needs nothing
+    assert "l_c := NULL" not in _body(sql, "reopened")
+    # and a retried attempt closes what a failed one left open in an `out` cursor
+    source = (
+        "module m;\nrecord R { id: number }\n@retry(3, on = [lock_timeout])\n"
+        "pub unsafe fn open_into(t: text, out c: cursor<R>) {\n"
+        '    c = exec_dyn("select id from {t}");\n}\n'
+    )
+    result = compile_source(source, filename="m.pell")
+    assert result.sql is not None, result.diagnostics
+    assert_oracle_accepts(result.sql)
+    body = _body(result.sql, "open_into")
+    assert "p_c := NULL" not in body
+    assert body.index("IF p_c%ISOPEN THEN CLOSE p_c; END IF;") < body.index("OPEN p_c FOR")
+
+
+def test_a_loop_over_a_returned_cursor_holds_it_and_closes_it() -> None:
+    body = _body(_sql(), "first_open")
+    assert "l_pell_cursor := open_orders(p_tname, 'open');" in body
+    assert "FETCH l_pell_cursor BULK COLLECT INTO l_pell_rows LIMIT 100;" in body
+    assert "CLOSE l_pell_cursor;" in body
+
+
+def test_a_dynamic_pivot_writes_each_value_through_dbms_assert() -> None:
+    body = _body(_sql(), "region_sales")
+    item = next(line for line in body.splitlines() if "l_pivot_columns :=" in line and "||" in line)
+    assert "DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(r_pivot_value.region, '''', '''''') || '''')" in item
+    assert "DBMS_ASSERT.ENQUOTE_NAME(r_pivot_value.region, FALSE)" in item
+    # the source's bind is a USING bind of the OPEN, by position; never joined to the text
+    opened = body[body.index("OPEN ") :]
+    assert "sales > :1" in opened and "END USING p_lo;" in opened
+    assert "p_lo ||" not in opened and "|| p_lo" not in opened
+
+
+def test_a_typed_pivot_is_a_static_query_over_the_enum_values() -> None:
+    body = _body(_sql(), "list_totals")
+    assert (
+        "pivot (sum(sales) for region in ('NORTH' as NORTH, 'SOUTH' as SOUTH, 'EAST' as EAST, "
+        "'WEST' as WEST, 'Central ''hub''' as \"Central 'hub'\"))"
+    ) in body
+    assert "select product, NORTH, SOUTH, EAST, WEST, \"Central 'hub'\" BULK COLLECT INTO l_rows" in body
+    assert "EXECUTE" not in body and "OPEN" not in body
+
+
+def test_a_value_where_sql_takes_no_bind_is_an_enquoted_literal() -> None:
+    body = _body(_sql(), "explain_for")
+    assert (
+        "EXECUTE IMMEDIATE 'delete from plan_table where statement_id = ' || "
+        "DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id);"
+    ) in body
+    assert (
+        "EXECUTE IMMEDIATE 'explain plan set statement_id = ' || "
+        "DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id) || ' for ' || p_query;"
+    ) in body
+
+
+# Injection attempts: a splice that could end its string, or a statement spliced in anywhere
+# but at the end of an EXPLAIN PLAN run on its own
+REFUSED = {
+    "a literal joined to text": 'exec_dyn("delete from t where a = \'x{t}\'");',
+    "a literal after a doubled quote": 'exec_dyn("delete from t where a = \'x\'\'{t}\'");',
+    "a quoted splice in a comment": 'exec_dyn("delete from t -- \'{t}\'\\n where 1 = 0");',
+    "a statement read into a let": 'let x: number = exec_dyn("explain plan for {q}");',
+    "a statement opened as a cursor": 'let c: cursor<R> = exec_dyn("explain plan for {q}");',
+    "a statement after a comment ending in for": 'exec_dyn("explain plan -- for\\n{q}");',
+    "a cursor over DML": 'let c: cursor<R> = exec_dyn("delete from {t}");',
+    "a number spliced as a literal": 'exec_dyn("delete from t where a = \'{n}\'");',
+}
+
+
+@pytest.mark.parametrize("body", REFUSED.values(), ids=REFUSED.keys())
+def test_an_injection_shape_is_refused(body: str) -> None:
+    codes = _compile(body)
+    assert codes and set(codes) <= {"dynamic-sql", "type-mismatch"}, codes
+
+
+def test_a_statement_spliced_after_explain_plan_for_compiles() -> None:
+    result = compile_source(
+        'module inj;\npub unsafe fn f(q: text) {\n    exec_dyn("explain plan for {q}");\n}\n',
+        filename="inj.pell",
+    )
+    assert result.sql is not None, result.diagnostics
+    assert "EXECUTE IMMEDIATE 'explain plan for ' || p_q;" in result.sql
+    # anywhere else, `{q}` is a name, checked by QUALIFIED_SQL_NAME
+    result = compile_source(
+        'module inj;\npub unsafe fn f(q: text) {\n    exec_dyn("delete from t where id in ({q})");\n}\n',
+        filename="inj.pell",
+    )
+    assert result.sql is not None and "DBMS_ASSERT.QUALIFIED_SQL_NAME(p_q)" in result.sql
+
+
+def test_a_dynamic_query_is_a_read_and_a_spliced_statement_a_commit_for_retry() -> None:
+    source = (
+        "module r;\nrecord R { id: number }\n"
+        "@retry(3, on = [lock_timeout])\n"
+        "pub unsafe fn reads(t: text, s: text) -> number {\n"
+        "    var n: number = 0;\n"
+        '    let c: cursor<R> = exec_dyn("select id from {t}");\n'
+        "    for r in c { n = n + r.id; }\n"
+        '    let m: number = exec_dyn("select count(*) from {t}");\n'
+        "    exec_dyn(\"delete from plan_table where statement_id = '{s}'\");\n"
+        "    return n + m;\n}\n"
+    )
+    result = compile_source(source, filename="r.pell")
+    assert result.sql is not None, result.diagnostics
+    assert_oracle_accepts(result.sql)
+    report = verify([result])
+    assert [f for f in report.findings if f.severity == "error"] == []
+    explained = source.replace(
+        "    return n + m;", '    exec_dyn("explain plan for {t}");\n    return n + m;'
+    )
+    result = compile_source(explained, filename="r.pell")
+    assert [d.code for d in result.diagnostics if d.is_error] == ["commit-in-retry"]
+
+
+def test_a_cursor_of_dyn_rows_cannot_be_read_by_for() -> None:
+    codes = _compile("for r in c { }", "pub fn f(c: cursor<dyn>)")
+    assert codes == ["unsupported"]
+
+
+TOTAL_PG = """
+module feeds;
+
+record Order { id: number, status: text }
+
+// a cursor the caller opened, read by a fn that is not @pipelined: FETCH until none is left,
+// then CLOSE (a `return` inside the loop closes it first)
+pub fn total(rows: cursor<Order>, stop: number) -> number {
+    var n: number = 0;
+    for o in rows {
+        if o.id == stop {
+            return -n;
+        }
+        n = n + o.id;
+    }
+    return n;
+}
+"""
+
+
+def test_a_cursor_parameter_of_a_plain_fn_runs_on_postgres(postgres_database: str) -> None:
+    psycopg = pytest.importorskip("psycopg")
+    result = compile_source(TOTAL_PG, "feeds.pell", "postgres")
+    assert result.sql is not None, result.diagnostics
+    with psycopg.connect(postgres_database) as connection:  # a cursor lives in its transaction
+        connection.execute(result.sql)
+        query = "select * from (values (1, 'a'), (2, 'b'), (4, 'c')) v(id, status) order by id"
+        connection.execute(f"declare all_rows cursor for {query}")
+        total = connection.execute("select feeds.total('all_rows', 0)").fetchone()
+        connection.execute(f"declare stopped cursor for {query}")
+        stopped = connection.execute("select feeds.total('stopped', 2)").fetchone()
+        open_cursors = connection.execute("select name from pg_cursors").fetchall()
+    assert total == (7,) and stopped == (-1,)
+    assert open_cursors == []
