@@ -85,9 +85,11 @@ class UnitLit(Node):
 @record
 class RegexLit(Node):
     """`/pattern/`: the pattern as written between the slashes (`\\/` still escaped), which
-    only a `re::` fn takes (pell.checker.regex)."""
+    only a `re::` fn takes (pell.checker.regex). `quoted`: written as a text literal in that
+    place (`"\\d+"`), `source` its value."""
 
     source: str
+    quoted: bool = False
 
 
 @record

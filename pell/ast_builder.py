@@ -193,6 +193,14 @@ class AstBuilder:
         self.tuple_args: list[ast.AnnotationArg] = []  # `order = (a, b)`: for `annotation`
         # the enums of the file so far, each variant's text: what a typed PIVOT lists
         self.enums: dict[str, tuple[str, ...]] = {}
+        # `p(...)` calls read as prints, each with the callee and arguments as written: undone
+        # in a module that declares its own fn of that name (`start`)
+        self.alias_calls: list[tuple[ast.Call, ast.Name, tuple[ast.Expr, ...]]] = []
+        # warnings for unknown escapes, by the id of the string they are in (not yet in
+        # `diagnostics`: a `re::` pattern's, which are regex escapes, are dropped in `start`),
+        # and the ids of those patterns (nodes of the tree: no other node takes their id)
+        self.escape_warnings: dict[int, list[Diagnostic]] = {}
+        self.regex_patterns: set[int] = set()
         self.table = self.callbacks(rules)  # by rule number
 
     def begin(self, text: str) -> None:
@@ -201,6 +209,9 @@ class AstBuilder:
         self.diagnostics = []
         self.tuple_args = []
         self.enums = {}
+        self.alias_calls = []
+        self.escape_warnings = {}
+        self.regex_patterns = set()
 
     def callbacks(self, rules: Sequence[Rule]) -> list[Callback]:
         """One parser callback per grammar rule, from the rules lark analysed."""
@@ -291,9 +302,30 @@ class AstBuilder:
         path, annotations, span = children[0]
         imports = tuple(c for c in children[1:] if isinstance(c, ast.Import))
         items = tuple(c for c in children[1:] if not isinstance(c, ast.Import | _Unsupported))
+        self._own_print_aliases(items)
+        self._escape_warnings()
         return ast.Module(
             path, imports, items, annotations, span=ast.Span(span.start, len(self.text))
         )
+
+    def _own_print_aliases(self, items: tuple[ast.Item, ...]) -> None:
+        """A module's own fn `p` (`print`, `println`) wins over the print alias in that module, as
+        a module's fn wins over an Oracle builtin: its `p(...)` calls become calls of it again.
+        The calls are built before the module's items are known (the parser works bottom-up), and
+        such a fn is rare: the few calls are set back in place rather than the tree rebuilt
+        (records are frozen for mypy only, pell.records)."""
+        own = {i.name for i in items if isinstance(i, ast.Fn) and i.name in PRINT_ALIASES}
+        for call, callee, args in self.alias_calls:
+            if callee.path[0] in own:
+                setattr(call, "callee", callee)  # noqa: B010 (a frozen record, on purpose)
+                setattr(call, "args", args)  # noqa: B010
+
+    def _escape_warnings(self) -> None:
+        """The unknown-escape warnings, except in the patterns of `re::` fns: there `\\d` is
+        the regex escape it was written for."""
+        for string, warnings in self.escape_warnings.items():
+            if string not in self.regex_patterns:
+                self.diagnostics += warnings
 
     def script(self, span: ast.Span, children: list[Any]) -> ast.Module:
         """A file with no `module` line: its statements become the body of one implicit
@@ -304,6 +336,7 @@ class AstBuilder:
         stmts = tuple(
             c for c in children if not isinstance(c, ast.Import | ast.Fn | ast.Record | _Unsupported)
         )
+        self._escape_warnings()
         whole = ast.Span(span.start, len(self.text))
         body = ast.Block(stmts, span=whole)
         name_span = ast.Span(span.start, span.start)
@@ -668,10 +701,11 @@ class AstBuilder:
         return ast.RegexLit(str(children[0])[1:-1], span=span)
 
     def seq_decl(self, span: ast.Span, children: list[Any]) -> ast.Sequence:
-        if len(children) > 1:  # public Pell's `seq schema::name;`
+        if len(children) > 2:  # `seq a::b::c;`: a sequence name has a schema part at most
             at = ast.Span(children[0].start_pos or 0, children[-1].end_pos or 0)
-            self.unsupported("a sequence of another schema (`seq a::b;`) is not supported yet", at)
-        return ast.Sequence(str(children[0]), span=span)
+            self.unsupported("a sequence name is `name` or `schema::name`", at)
+        # `seq hr::emp_seq;`, a sequence of another schema: named so, used as `hr::emp_seq`
+        return ast.Sequence("::".join(str(c) for c in children), span=span)
 
     def record_decl(self, span: ast.Span, children: list[Any]) -> ast.Record:
         return ast.Record(str(children[0]), children[1], False, (), span=span)
@@ -873,18 +907,22 @@ class AstBuilder:
 
     def string(self, span: ast.Span, children: list[Any]) -> ast.StringLit:
         parts: list[str | ast.Expr] = []
+        warnings: list[Diagnostic] = []
         for child in children[1:-1]:
             if isinstance(child, Token):
-                text = self._unescape(child)
+                text = self._unescape(child, warnings)
                 if parts and isinstance(parts[-1], str):
                     parts[-1] += text
                 else:
                     parts.append(text)
             else:
                 parts.append(child)
-        return ast.StringLit(tuple(parts), span=span)
+        string = ast.StringLit(tuple(parts), span=span)
+        if warnings:
+            self.escape_warnings[id(string)] = warnings
+        return string
 
-    def _unescape(self, token: Token) -> str:
+    def _unescape(self, token: Token, warnings: list[Diagnostic]) -> str:
         raw = str(token)
         out: list[str] = []
         index = 0
@@ -895,13 +933,20 @@ class AstBuilder:
                 if escaped in ESCAPES:
                     out.append(ESCAPES[escaped])
                 else:
+                    # kept as written, backslash and all, as public Pell keeps it: what a
+                    # `re::` pattern means by `\d`; elsewhere likely a slip, so a warning
+                    out.append(raw[index : index + 2])
                     start = (token.start_pos or 0) + index
-                    self.diagnostics.append(
+                    warnings.append(
                         Diagnostic.of(
                             "invalid-escape",
-                            f"unknown escape `\\{escaped}` in a string",
+                            f"unknown escape `\\{escaped}` in a string: kept as written, "
+                            "backslash and all",
                             ast.Span(start, start + 2),
-                            hints=('the escapes are \\n \\t \\r \\" \\\\ \\{ \\}',),
+                            hints=(
+                                f'write `\\\\{escaped}` for the backslash, or use a known '
+                                'escape: \\n \\t \\r \\" \\\\ \\{ \\}',
+                            ),
                         )
                     )
                 index += 2
@@ -939,19 +984,26 @@ class AstBuilder:
             if pivot is not None:
                 return pivot
         # `p(...)`, `print(...)` and `println(...)` print: a call of the shipped dbms_output
-        # stub, typed and seen by the retry checks as one (a fn may not take these names)
-        if len(path) == 1 and path[0] in PRINT_ALIASES:
-            path = PRINT_CALL
-        callee = ast.Name(path, span=name_span)
+        # stub, typed and seen by the retry checks as one (unless the module declares a fn of
+        # that name: `_own_print_aliases`)
+        alias = len(path) == 1 and path[0] in PRINT_ALIASES
+        written = ast.Name(path, span=name_span)
+        callee = ast.Name(PRINT_CALL, span=name_span) if alias else written
         # A positional argument after a keyword one keeps its place in `args`; the checker
         # tells them apart by position.
-        args = tuple(a for a in children[1] if not isinstance(a, ast.KeywordArg))
+        args = written_args = tuple(a for a in children[1] if not isinstance(a, ast.KeywordArg))
         keywords = tuple(a for a in children[1] if isinstance(a, ast.KeywordArg))
-        if path == PRINT_CALL and len(args) == 1 and not keywords:
+        if callee.path == PRINT_CALL and len(args) == 1 and not keywords:
             # Any single value prints as interpolation writes it ("{x}"), in a form no session
             # setting changes (pell.codegen.text_forms), on both targets
             args = (_as_text(args[0]),)
-        return ast.Call(callee, args, keywords, span=span)
+        if len(path) == 2 and path[0] == "re" and len(args) > 1:
+            # a `re::` fn's pattern, as public Pell writes it: `"\\d+"` (pell.checker.regex)
+            self.regex_patterns.add(id(args[1]))
+        call = ast.Call(callee, args, keywords, span=span)
+        if alias:
+            self.alias_calls.append((call, written, written_args))
+        return call
 
     def generic_call(self, span: ast.Span, children: list[Any]) -> ast.Call | ast.SqlBlock:
         """`path::<T, U>(args)`: a call with type arguments (`re::capture::<T>(text, /re/)`)."""

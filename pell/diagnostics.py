@@ -24,7 +24,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "too-large": (Severity.ERROR, "a source file larger than pellc compiles"),
     "too-deep": (Severity.ERROR, "code nested deeper than pellc compiles"),
     "syntax": (Severity.ERROR, "the source does not follow Pell's grammar"),
-    "invalid-escape": (Severity.ERROR, "an unknown escape sequence in a string"),
+    "invalid-escape": (Severity.WARNING, "an unknown escape in a string, kept as written"),
     "unknown-name": (Severity.ERROR, "a name that is not declared"),
     "unknown-type": (Severity.ERROR, "a type that is not declared"),
     "unknown-field": (Severity.ERROR, "a field the record does not have"),

@@ -134,8 +134,7 @@ class BodyChecker(ExpressionChecker):
         if not self.sql_row(element):
             self.error(
                 "unsupported",
-                f"rows of `{element}` cannot be SQL object types: they hold only scalars "
-                "other than `bool`",
+                f"rows of `{element}` cannot be SQL object types: they hold only scalars",
                 span,
             )
         for param in self.fn.params:
@@ -147,22 +146,36 @@ class BodyChecker(ExpressionChecker):
                     f"`{param.decl.name}` is `{param.decl.mode}`",
                     param.decl.span,
                 )
-            if isinstance(param.type, t.CursorType) and not self.sql_row(param.type.element):
+            if not isinstance(param.type, t.CursorType):
+                continue
+            if not self.sql_row(param.type.element):
                 self.error(
                     "unsupported",
                     f"a cursor's rows are fetched into `{param.type.element}`, which holds "
-                    "only scalars other than `bool`",
+                    "only scalars",
+                    param.decl.type.span,
+                )
+            elif t.BOOL in self.row_fields(param.type.element):
+                # 23ai fetches a SQL BOOLEAN (or a number, converted) into a BOOLEAN field
+                # (PL/SQL Language Reference 23ai, Changes in This Release, SQL BOOLEAN Data
+                # Type: "BOOLEAN defines in the INTO and BULK COLLECT INTO clauses", implicit
+                # conversions between BOOLEAN and number)
+                self.sql_boolean(
+                    f"a cursor's rows are fetched into `{param.type.element}`, which holds a "
+                    "`bool`",
                     param.decl.type.span,
                 )
 
+    def row_fields(self, type_: t.Type) -> list[t.Type]:
+        """The types of a SQL row's columns: a record's fields, or the one scalar."""
+        if isinstance(type_, t.RecordType):
+            return list(self.module.record_info(type_).fields.values())
+        return [type_]
+
     def sql_row(self, type_: t.Type) -> bool:
-        """Can a SQL row hold `type_` (a scalar, or a record of scalars), `bool` aside?"""
-        fields = (
-            self.module.record_info(type_).fields.values()
-            if isinstance(type_, t.RecordType)
-            else [type_]
-        )
-        return all(f != t.BOOL and isinstance(f, t.Scalar | t.UnknownType) for f in fields)
+        """Can a SQL row hold `type_` (a scalar, or a record of scalars)? A `bool` goes into a
+        piped row as SQL BOOLEAN from 23ai on, as NUMBER(1) before (pell.codegen.schema_types)."""
+        return all(isinstance(f, t.Scalar | t.UnknownType) for f in self.row_fields(type_))
 
     # -- statements
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
-from pell import ast
+from pell import ast, naming
 from pell.checker import types as t
 from pell.diagnostics import did_you_mean, quoted_with_article
 from pell.precedence import ADDITIVE, ATOM, Lowered, wrap
@@ -75,7 +75,9 @@ Result = t.Type | Literal["text_of_first", "text_of_args", "numeric_of_args", "s
 #   nvl2      CASE WHEN a IS NOT NULL THEN b ELSE c END (NVL2 is a SQL-only function)
 #   extract   EXTRACT(FIELD FROM d)
 #   sys_guid  RAWTOHEX(SYS_GUID())
-Form = Literal["call", "bare", "nvl2", "extract", "sys_guid"]
+#   helper    a private function of the package, named `plsql` (templates/), where Oracle has
+#             no documented function that does it right
+Form = Literal["call", "bare", "nvl2", "extract", "sys_guid", "helper"]
 
 
 @record
@@ -204,10 +206,16 @@ TABLE: tuple[Builtin, ...] = (
     # PL/SQL sees a VARCHAR2 is wanted; RAWTOHEX says it once).
     _b("sys_guid", (), t.TEXT, form="sys_guid"),
     _b("user", (), t.TEXT, form="bare", bare=True),
+    # -- Pell's own. `reverse(s)`, as public Pell writes it: Oracle's REVERSE is no documented
+    # SQL function (the SQL Language Reference lists none), and it reverses bytes; a package
+    # function reverses the characters (templates/reverse_function.sql.j2).
+    Builtin("reverse", naming.REVERSE_FUNCTION, ("text",), 1, t.TEXT, form="helper"),
 )
 
 BUILTINS: dict[str, Builtin] = {b.name: b for b in TABLE}
 BY_PLSQL: dict[str, Builtin] = {b.plsql: b for b in TABLE}
+# Pell's own, which SQL does not know by these names
+HELPERS = frozenset(b.name for b in TABLE if b.form == "helper")
 
 # Every Oracle SQL built-in function called as `name(...)`, in lower case: the TABLE above is
 # the part Pell code calls; this is what a SQL statement's bare `name(` means (a test keeps

@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 
 from pell import ast, naming, records
-from pell.ast_builder import PRINT_ALIASES
 from pell.checker import types as t
 from pell.checker.aggregates import check_aggregates
 from pell.checker.annotations import (
@@ -328,15 +327,6 @@ def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
         naming.record_type_name(i.name): i for i in module.items if isinstance(i, ast.Record)
     }
     for item in module.items:
-        if isinstance(item, ast.Fn) and item.name in PRINT_ALIASES:
-            diagnostics.append(
-                Diagnostic.of(
-                    "reserved-name",
-                    f"a fn cannot be named `{item.name}`: `p(...)`, `print(...)` and "
-                    "`println(...)` print a line (DBMS_OUTPUT.PUT_LINE)",
-                    item.name_span,
-                )
-            )
         # Pell names are case-sensitive; two that differ only in case clash when their
         # PL/SQL names would be one: fns and sequences share one namespace, records, errors
         # and enums another (`fn transfer` and `record Transfer` are `transfer` and the type

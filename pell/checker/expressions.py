@@ -228,22 +228,25 @@ class ExpressionChecker(SqlChecker):
         sequence = expr.target
         if (
             isinstance(sequence, ast.Name)
-            and len(sequence.path) == 1
-            and self.lookup(sequence.path[0]) is None
+            and len(sequence.path) <= 2
+            and (len(sequence.path) == 2 or self.lookup(sequence.path[0]) is None)
             and any(
-                isinstance(i, ast.Sequence) and i.name == sequence.path[0]
+                isinstance(i, ast.Sequence) and i.name == sequence.text
                 for i in self.module.module.items
             )
         ):
             if expr.name not in ("nextval", "currval"):
                 self.error(
                     "unknown-field",
-                    f"sequence `{sequence.path[0]}` has `.nextval` and `.currval`, not "
+                    f"sequence `{sequence.text}` has `.nextval` and `.currval`, not "
                     f"`.{expr.name}`",
                     expr.span,
                 )
                 return t.UNKNOWN
-            self.analysis.sequences[id(expr)] = f"{sequence.path[0].lower()}.{expr.name.upper()}"
+            # `hr::emp_seq`, another schema's: `hr.emp_seq.NEXTVAL` (SQL Language Reference,
+            # Sequence Pseudocolumns: schema.sequence.NEXTVAL)
+            qualified = ".".join(sequence.path).lower()
+            self.analysis.sequences[id(expr)] = f"{qualified}.{expr.name.upper()}"
             return t.NUMBER
         target = self.expr(expr.target, None)
         if isinstance(target, t.RecordType):
@@ -325,6 +328,13 @@ class ExpressionChecker(SqlChecker):
             return self.qualified_call(expr, expected)
         name = path[0]
         fn = self.module.fns.get(name)
+        local = self.lookup(name) if fn is None else None
+        if local is not None and isinstance(local.type, t.ListType) and not expr.keywords:
+            # `xs(1)`, as public Pell (and PL/SQL) index a collection: `xs.at(1)`, checked and
+            # lowered as that; the callee Name is its target, so it reads as a use of `xs`
+            at = ast.MethodCall(expr.callee, "at", expr.args, span=expr.span, name_span=expr.callee.span)
+            self.analysis.list_indexes[id(expr)] = at
+            return self.expr(at, expected)
         if fn is None and name == dynamic_sql.NAME:
             into = self.dynamic_let is expr
             return dynamic_sql.check_call(self, expr, into, expected if into else None)

@@ -106,6 +106,7 @@ class FnAnalysis:
     callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
     builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
     regex_calls: dict[int, str] = field(default_factory=dict)  # Call -> its `re::` fn's name
+    list_indexes: dict[int, ast.MethodCall] = field(default_factory=dict)  # `xs(1)` Call -> `xs.at(1)`
     keyword_names: dict[int, str] = field(default_factory=dict)  # KeywordArg -> `p_limit`
     sequences: dict[int, str] = field(default_factory=dict)  # FieldAccess -> `ids.NEXTVAL`
     # MethodCall -> `rowcount` or `total`: `bulk.rowcount(i)`, `bulk.total()` after a `forall`

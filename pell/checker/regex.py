@@ -116,8 +116,9 @@ EMPTY_MATCH_REFUSED: dict[str, str] = {
 
 
 def pattern_text(literal: ast.RegexLit, without_names: bool = False) -> str:
-    """The pattern Oracle gets: `\\/` is the slash the literal could not hold as it is;
-    `without_names`: each named group `(?<name>x)` as the plain group `(x)` (`re::capture`)."""
+    """The pattern Oracle gets: `\\/` is the slash the literal could not hold as it is; a text
+    literal's value as it is; `without_names`: each named group `(?<name>x)` as the plain group
+    `(x)` (`re::capture`)."""
     out: list[str] = []
     index = 0
     source = literal.source
@@ -125,6 +126,8 @@ def pattern_text(literal: ast.RegexLit, without_names: bool = False) -> str:
         for group in reversed(capture_groups(literal)):
             if group.name is not None:
                 source = source[: group.name_start] + source[group.name_end :]
+    if literal.quoted:
+        return source
     while index < len(source):
         if source[index] == "\\" and index + 1 < len(source):
             pair = source[index : index + 2]
@@ -153,9 +156,14 @@ def pattern_problems(
     opened before it. `named_groups`: `(?<name>x)` is a group (`re::capture` names fields with
     it, and gives Oracle the plain group)."""
     source = literal.source
-    start = literal.span.start + 1  # after the opening slash
+    start = literal.span.start + 1  # after the opening slash (or quote)
+    # A text literal's pattern is its value: where an escape (`\\`, `\n`) made it shorter
+    # than it is written, a place in it is not a place in the source, so the literal is.
+    exact = not literal.quoted or literal.span.end - literal.span.start - 2 == len(source)
 
     def at(index: int, length: int = 1) -> ast.Span:
+        if not exact:
+            return literal.span
         return ast.Span(start + index, start + index + length)
 
     problems: list[tuple[str, ast.Span]] = []
@@ -584,6 +592,17 @@ def _pair_fields(
     return tuple(pairs)
 
 
+def as_pattern(arg: ast.Expr) -> ast.RegexLit | None:
+    """A `re::` fn's pattern argument as a regex literal: itself, or a text literal without
+    `{...}` (`"\\d+"`, as public Pell writes it), whose value is the pattern and which lowers
+    to the same text literal. None for anything else: the checks need the pattern here."""
+    if isinstance(arg, ast.RegexLit):
+        return arg
+    if isinstance(arg, ast.StringLit) and all(isinstance(p, str) for p in arg.parts):
+        return ast.RegexLit("".join(str(p) for p in arg.parts), quoted=True, span=arg.span)
+    return None
+
+
 def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | None) -> t.Type:
     """Type `re::name(...)`, reporting what is surely wrong, and record it for the lowering."""
     as_statement = checker.as_statement
@@ -626,11 +645,12 @@ def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | No
     for index, arg in enumerate(expr.args):
         param = fn.params[index] if index < len(fn.params) else t.UNKNOWN
         if param is None:
-            if isinstance(arg, ast.RegexLit):
-                problems = pattern_problems(arg)
+            pattern = as_pattern(arg)
+            if pattern is not None:
+                problems = pattern_problems(pattern)
                 for message, span in problems:
                     checker.error("bad-regex", message, span)
-                if not problems and name in EMPTY_MATCH_REFUSED and matches_empty(arg):
+                if not problems and name in EMPTY_MATCH_REFUSED and matches_empty(pattern):
                     checker.error(
                         "bad-regex",
                         f"this pattern can match the empty string; in `re::{name}` each empty "
@@ -640,11 +660,14 @@ def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | No
                     )
             else:
                 checker.expr(arg, None)
+                # Oracle would take any text at run time, but the pattern's checks (and
+                # find_all's and split's refusal of empty matches) need it here
                 checker.error(
                     "type-mismatch",
-                    f"argument {index + 1} of `re::{name}` must be a regex literal (`/pattern/`)",
+                    f"argument {index + 1} of `re::{name}` must be a regex literal (`/pattern/`) "
+                    "or a text literal without `{...}`",
                     arg.span,
-                    "Oracle reads the pattern where it is written: `re::matches(s, /[0-9]+/)`",
+                    "pellc checks the pattern where it is written: `re::matches(s, /[0-9]+/)`",
                 )
             continue
         type_ = checker.expr(arg, param)

@@ -419,7 +419,7 @@ def _direct_side_effects(
             isinstance(node, ast.FieldAccess)
             and node.name == "nextval"
             and isinstance(node.target, ast.Name)
-            and node.target.path[0] in sequences
+            and node.target.text in sequences  # `ids` or `hr::emp_seq`, as declared
         ):
             nextval(node.span)
         if isinstance(node, ast.SqlBlock):

@@ -58,6 +58,7 @@ class LoweredModule:
     aggregates: tuple[str, ...] = ()
     # the json functions the package's code calls (templates/json_functions.sql.j2), in order
     json_functions: tuple[str, ...] = ()
+    reverse_function: str = ""  # `reverse(s)` (pell.checker.builtins); empty: not called
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -188,7 +189,18 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
     return spec, body
 
 
-def schema_types(checked: CheckedModule) -> list[str]:
+def sql_column_type(type_: t.Type, target: str) -> str:
+    """A scalar as a SQL object type's attribute (or a SQL collection's element). A `bool`: SQL
+    BOOLEAN, a built-in data type from 23ai on (SQL Language Reference 23ai, Data Types,
+    "Oracle Built-in Data Types": boolean_datatype; an attribute may be any built-in type,
+    CREATE TYPE); before 23ai SQL has none, so NUMBER(1), 1 for TRUE and 0 for FALSE
+    (FnLowerer.stmt_yield converts)."""
+    if type_ == t.BOOL and target != "23ai":
+        return "NUMBER(1)"
+    return plsql_type(type_, "field")
+
+
+def schema_types(checked: CheckedModule, target: str) -> list[str]:
     """The SQL object and collection types @pipelined fns return, one statement each."""
     statements: list[str] = []
     seen: set[t.Type] = set()
@@ -203,13 +215,13 @@ def schema_types(checked: CheckedModule) -> list[str]:
         if isinstance(element, t.RecordType):
             fields = checked.record_info(element).fields.items()
             columns = ",\n".join(
-                f"  {naming.field_name(name)} {plsql_type(type_, 'field')}"
+                f"  {naming.field_name(name)} {sql_column_type(type_, target)}"
                 for name, type_ in fields
             )
             statements.append(f"CREATE OR REPLACE TYPE {row} FORCE AS OBJECT (\n{columns}\n);\n/")
             statements.append(f"CREATE OR REPLACE TYPE {rows} FORCE AS TABLE OF {row};\n/")
         else:
-            element_type = plsql_type(element, "field")
+            element_type = sql_column_type(element, target)
             statements.append(f"CREATE OR REPLACE TYPE {rows} FORCE AS TABLE OF {element_type};\n/")
     return statements
 
@@ -245,7 +257,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     regexp_split = _used(naming.REGEXP_SPLIT_FUNCTION, helpers)
     return LoweredModule(
         # object types first: the package's signatures and the row types may use them
-        schema_types=(*object_type_statements(checked, target), *schema_types(checked)),
+        schema_types=(*object_type_statements(checked, target), *schema_types(checked, target)),
         qualified=f"{schema}.{name}" if schema else name,
         name=name,
         spec_records=tuple(spec_types),
@@ -288,6 +300,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
             for statement in aggregate_statements(info, target)
         ),
         json_functions=tuple(f for f in json_lowering.HELPERS.values() if f in helpers),
+        reverse_function=_used(naming.REVERSE_FUNCTION, helpers),
     )
 
 

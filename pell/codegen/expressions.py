@@ -205,6 +205,8 @@ class ExpressionLowerer:
     def call_sql(self, expr: ast.Call) -> Lowered:
         builtin = self.analysis.builtins.get(id(expr))
         if builtin is not None:  # Oracle's own function: no call of Pell code to record
+            if builtins.BY_PLSQL[builtin].form == "helper":  # or the package's, for it
+                self.helpers.add(builtin)
             return builtins.lower(builtin, self.builtin_args(builtin, expr.args))
         if id(expr) in self.analysis.captures:
             return self.prelude_value(expr), ATOM  # filled field by field
@@ -214,6 +216,9 @@ class ExpressionLowerer:
         json_call = self.analysis.json_calls.get(id(expr))
         if json_call is not None:
             return json_lowering.call_sql(self, expr, json_call)
+        index = self.analysis.list_indexes.get(id(expr))
+        if index is not None:  # `xs(1)`: `xs.at(1)`
+            return self.lower_with_precedence(index)
         path = expr.callee.path
         self.calls.append(path)
         callee = self.analysis.callees.get(id(expr)) or (

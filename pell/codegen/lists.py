@@ -104,6 +104,8 @@ def written_in(checked: CheckedModule, block: ast.Block, analysis: FnAnalysis) -
 def _written_arguments(checked: CheckedModule, call: ast.Call, analysis: FnAnalysis) -> set[str]:
     """Locals a call may change: its `out` and `inout` arguments; every local passed, when the
     callee is not a fn pellc knows."""
+    if id(call) in analysis.list_indexes:  # `xs(1)` reads `xs`, calls nothing
+        return set()
     callee = _callee(checked, call)
     params = callee.params if callee is not None else ()
     # each argument, and whether the callee may write it (unknown: it may)

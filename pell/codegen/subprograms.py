@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any, TypeVar
@@ -1021,17 +1022,28 @@ class FnLowerer(ExpressionLowerer):
         element = returns.element
         value = unwrap_value(stmt.value)
         if not isinstance(element, t.RecordType):
-            self.emit(plsql.PipeRow(self.lower(value)))
+            self.emit(plsql.PipeRow(self.sql_column(self.lower(value), element)))
             return
         row_type = naming.row_type_names(self.checked.module.path, element.name)[0]
-        fields = list(self.checked.record_info(element).fields)
+        fields = self.checked.record_info(element).fields
         if isinstance(value, ast.RecordLit):
             given = {init.name: init.value for init in value.fields}
             values = [self.lower(given[field]) for field in fields]
         else:
             record = self.lower(value)
             values = [f"{record}.{naming.field_name(field)}" for field in fields]
-        self.emit(plsql.PipeRow(f"{row_type}({', '.join(values)})"))
+        columns = [self.sql_column(v, type_) for v, type_ in zip(values, fields.values(), strict=True)]
+        self.emit(plsql.PipeRow(f"{row_type}({', '.join(columns)})"))
+
+    def sql_column(self, value: str, type_: t.Type) -> str:
+        """A piped value as its SQL attribute holds it: below 23ai a `bool`'s NUMBER(1), 1 for
+        TRUE and 0 for FALSE, NULL for NULL only (pell.codegen.sql_column_type). A simple CASE
+        reads the value once: its selector is "evaluated once" (PL/SQL Language Reference,
+        CASE Statement, and Simple CASE Expression)."""
+        if type_ == t.BOOL and self.target != "23ai":
+            selector = value if re.fullmatch(r"[\w.]+", value) else f"({value})"
+            return f"CASE {selector} WHEN TRUE THEN 1 WHEN FALSE THEN 0 END"
+        return value
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
         """SAVEPOINT, body, COMMIT; on an error ROLLBACK TO the savepoint and re-raise.

@@ -100,8 +100,6 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     module = checked.module
     schema = schema_of(module.path, module.chosen_package)
     for item in module.items:
-        if isinstance(item, ast.Sequence) and "::" in item.name:
-            diagnostics.append(_unsupported("a sequence of another schema", item.span))
         if isinstance(item, ast.TypeDecl):
             # a composite type has no methods, and no subtypes to match by case
             what = "a sealed type" if item.sealed else "an object type (`type Name { }`)"

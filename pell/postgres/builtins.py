@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pell import ast
+from pell import ast, naming
 from pell.checker import types as t
 from pell.precedence import ATOM, Lowered, wrap
 
@@ -45,6 +45,10 @@ def lower(
             if index < len(args):
                 texts[index] = _integer(args[index], types[index])
         return f"{plsql.lower()}({', '.join(texts)})", ATOM
+    if plsql == naming.REVERSE_FUNCTION:
+        # "Reverses the order of the characters in the string" (PostgreSQL docs, String
+        # Functions and Operators, Other String Functions: reverse)
+        return f"reverse({texts[0]})", ATOM
     if plsql == "INSTR" and len(args) == 2:
         return f"strpos({texts[0]}, {texts[1]})", ATOM
     if plsql in ("ROUND", "TRUNC") and all(t.is_numeric(ty) for ty in types[:1]):

@@ -653,6 +653,9 @@ class PgFnLowerer:
         if builtin is not None:
             args, types = self.builtin_args(builtin, expr.args)
             return builtins.lower(self, builtin, args, types, expr.span)
+        index = self.analysis.list_indexes.get(id(expr))
+        if index is not None:  # `xs(1)`: `xs.at(1)`
+            return self.lower_with_precedence(index)
         if id(expr) in self.analysis.dynamic_sql:
             # PL/pgSQL's EXECUTE binds $1, $2 and has no DBMS_ASSERT.QUALIFIED_SQL_NAME: the
             # placeholders and the name check would both be rewritten, not carried over.

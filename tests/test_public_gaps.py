@@ -1,0 +1,247 @@
+"""Small gaps against public Pell (issue 26): a module's own fn `p`, `xs(1)` on a list, a
+sequence of another schema, `re::` with a text pattern and unknown escapes, `reverse(text)`,
+and `bool` fields in the rows of a @pipelined fn."""
+
+from __future__ import annotations
+
+from conftest import assert_oracle_accepts
+
+from pell import compile_source
+from pell.diagnostics import Diagnostic
+
+
+def compiled(source: str, target: str = "23ai") -> str:
+    result = compile_source(source, "m.pell", target)
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    if target != "postgres":
+        assert_oracle_accepts(result.sql)
+    return result.sql
+
+
+def errors(source: str, target: str = "23ai") -> list[Diagnostic]:
+    result = compile_source(source, "m.pell", target)
+    assert result.sql is None
+    return [d for d in result.diagnostics if d.is_error]
+
+
+# -- a module's own fn `p`
+
+OWN_P = """module m;
+pub fn p() -> Result<Unit, Bad> {
+  return Ok(());
+}
+pub error Bad;
+pub fn run(n: number) -> Result<Unit, Bad> {
+  p()?;
+  print(n);
+  return Ok(());
+}
+"""
+
+
+def test_a_modules_own_fn_p_is_called_there_and_the_other_aliases_still_print() -> None:
+    sql = compiled(OWN_P)
+    assert "FUNCTION p RETURN" in sql or "PROCEDURE p" in sql
+    assert "dbms_output.put_line(pell_number_text(p_n));" in sql
+    body = sql[sql.index("run") :]
+    assert "dbms_output.put_line" in body
+    assert "p;" in body or "p()" in body
+
+
+def test_p_prints_in_a_module_that_only_calls_another_modules_p() -> None:
+    sql = compiled("module other;\npub fn show(n: number) { p(n); }\n")
+    assert "dbms_output.put_line(pell_number_text(p_n));" in sql
+
+
+def test_a_call_of_the_own_fn_p_is_checked_against_its_parameters() -> None:
+    found = errors("module m;\npub fn p(s: text) { }\npub fn f() { p(1); }\n")
+    assert [d.code for d in found] == ["type-mismatch"]
+
+
+# -- `xs(1)` on a list
+
+
+def test_a_list_called_like_a_fn_is_indexed_as_at() -> None:
+    source = """module m;
+pub fn f(xs: list<number>) -> number {
+    let ys = [1, 2];
+    return xs(1) / 2 + ys(2);
+}
+"""
+    sql = compiled(source)
+    assert "RETURN p_xs(1) / 2 + l_ys(2);" in sql
+    assert "RETURN p_xs[1] / 2 + l_ys[2];" in compiled(source, "postgres")
+
+
+def test_xs_call_gets_the_checks_of_at() -> None:
+    source = "module m;\npub fn f(xs: list<number>) -> number { return xs(\"a\"); }\n"
+    found = errors(source)
+    assert [(d.code, d.span.start) for d in found] == [("type-mismatch", source.index('"a"'))]
+
+
+def test_a_non_list_local_called_like_a_fn_is_still_an_unknown_fn() -> None:
+    found = errors("module m;\npub fn f(n: number) -> number { return n(1); }\n")
+    assert [d.code for d in found] == ["unknown-fn"]
+
+
+def test_a_modules_fn_wins_over_a_list_of_the_same_name() -> None:
+    sql = compiled(
+        "module m;\npub fn xs(i: number) -> number { return i; }\n"
+        "pub fn f(xs: list<number>) -> number { return xs(1); }\n"
+    )
+    assert "RETURN xs(1);" in sql
+
+
+# -- `seq a::b;`
+
+QUALIFIED_SEQ = """module m;
+pub seq hr::emp_seq;
+pub fn n() -> number { return hr::emp_seq.nextval; }
+pub fn c() -> number { return hr::emp_seq.currval; }
+"""
+
+
+def test_a_sequence_of_another_schema_is_schema_dot_sequence() -> None:
+    sql = compiled(QUALIFIED_SEQ)
+    assert "RETURN hr.emp_seq.NEXTVAL;" in sql
+    assert "RETURN hr.emp_seq.CURRVAL;" in sql
+    pg = compiled(QUALIFIED_SEQ, "postgres")
+    assert "RETURN nextval('hr.emp_seq');" in pg
+    assert "RETURN currval('hr.emp_seq');" in pg
+
+
+def test_a_retried_nextval_of_another_schemas_sequence_is_a_side_effect() -> None:
+    source = QUALIFIED_SEQ + "@retry(3, on = [busy])\npub fn r() -> number { return hr::emp_seq.nextval; }\n"
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None
+    assert "side-effect-in-retry" in [d.code for d in result.diagnostics]
+
+
+def test_a_qualified_sequence_has_only_nextval_and_currval() -> None:
+    found = errors(QUALIFIED_SEQ.replace("emp_seq.currval", "emp_seq.lastval"))
+    assert [d.code for d in found] == ["unknown-field"]
+    assert "hr::emp_seq" in found[0].message
+
+
+# -- `re::` with a text pattern, and unknown escapes
+
+
+def test_a_text_pattern_is_a_regex_pattern() -> None:
+    for fn, lowered in (
+        ("matches", "REGEXP_LIKE(p_s, '\\d+', 'c')"),
+        ("find", "REGEXP_SUBSTR(p_s, '\\d+', 1, 1, 'c')"),
+        ("find_all", "pell_regexp_all(p_s, '\\d+')"),
+        ("split", "pell_regexp_split(p_s, '\\d+')"),
+    ):
+        returns = {"matches": "bool", "find": "text"}.get(fn, "list<text>")
+        source = f'module m;\npub fn f(s: text) -> {returns} {{ return re::{fn}(s, "\\d+"); }}\n'
+        result = compile_source(source, "m.pell")
+        assert result.sql is not None, [d.message for d in result.diagnostics]
+        assert not result.diagnostics, fn  # no escape warning in a pattern
+        assert lowered in result.sql
+
+
+def test_a_text_pattern_is_checked_as_a_regex_literal() -> None:
+    source = 'module m;\npub fn f(s: text) -> bool { return re::matches(s, "(\\d+"); }\n'
+    found = errors(source)
+    assert [(d.code, d.span.start) for d in found] == [("bad-regex", source.index("(\\d"))]
+    source = 'module m;\npub fn f(s: text) -> list<text> { return re::find_all(s, "a*"); }\n'
+    assert [d.code for d in errors(source)] == ["bad-regex"]
+
+
+def test_a_text_pattern_with_a_known_escape_is_its_value_located_at_the_literal() -> None:
+    # "\\\\" is one backslash: the pattern is `\\(`, an escaped backslash then an open group
+    source = 'module m;\npub fn f(s: text) -> bool { return re::matches(s, "\\\\\\\\("); }\n'
+    found = errors(source)
+    literal = source.index('"\\\\')
+    assert [(d.code, d.span.start, d.span.end) for d in found] == [
+        ("bad-regex", literal, source.index(")", literal))
+    ]
+
+
+def test_a_pattern_that_is_no_literal_is_refused() -> None:
+    source = "module m;\npub fn f(s: text, p: text) -> bool { return re::matches(s, p); }\n"
+    found = errors(source)
+    assert [d.code for d in found] == ["type-mismatch"]
+    assert "text literal" in found[0].message
+
+
+def test_an_unknown_escape_is_kept_as_written_with_a_warning() -> None:
+    source = 'module m;\npub fn f() -> text { return "\\d\\w\\s\\b"; }\n'
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None
+    assert "RETURN '\\d\\w\\s\\b';" in result.sql
+    assert [(d.code, d.is_error) for d in result.diagnostics] == [("invalid-escape", False)] * 4
+
+
+def test_only_the_pattern_of_a_re_call_keeps_its_escapes_silently() -> None:
+    source = 'module m;\npub fn f() -> bool { return re::matches("a\\qb", "\\d"); }\n'
+    result = compile_source(source, "m.pell")
+    assert [(d.code, d.span.start) for d in result.diagnostics] == [
+        ("invalid-escape", source.index("\\q"))
+    ]
+
+
+# -- reverse(text)
+
+REVERSE = "module m;\npub fn r(s: text) -> text { return reverse(s); }\n"
+
+
+def test_reverse_is_a_character_loop_in_a_package_function() -> None:
+    sql = compiled(REVERSE)
+    assert "RETURN pell_reverse(p_s);" in sql
+    assert "FOR i IN REVERSE 1 .. NVL(LENGTH(p_text), 0) LOOP" in sql
+    assert "l_reversed := l_reversed || SUBSTR(p_text, i, 1);" in sql
+    assert "REVERSE(p_s)" not in sql
+    assert "pell_reverse" not in compiled("module m;\npub fn r(s: text) -> text { return s; }\n")
+
+
+def test_reverse_is_postgres_reverse() -> None:
+    assert "RETURN reverse(p_s);" in compiled(REVERSE, "postgres")
+
+
+def test_reverse_on_postgres_reverses_characters(postgres_database: str) -> None:
+    import psycopg
+
+    result = compile_source(REVERSE, "m.pell", "postgres")
+    assert result.sql is not None
+    with psycopg.connect(postgres_database, autocommit=True) as connection:
+        connection.execute(result.sql)
+        row = connection.execute("select m.r('añb€'), m.r(null)").fetchone()
+    assert row == ("€bña", None)
+
+
+# -- bool fields in piped rows
+
+BOOL_ROWS = """module m;
+pub record Src { id: number, active: bool }
+pub record Out { id: number, ok: bool }
+@pipelined
+pub fn pipe(rows: cursor<Src>) -> stream<Out> {
+  for s in rows { yield Out { id: s.id, ok: s.active }; }
+}
+"""
+
+
+def test_a_bool_in_piped_rows_is_sql_boolean_on_23ai() -> None:
+    sql = compiled(BOOL_ROWS)
+    assert "  ok BOOLEAN\n);" in sql
+    assert "PIPE ROW(m_out_row(l_s.id, l_s.active));" in sql
+
+
+def test_a_bool_in_piped_rows_is_number_1_below_23ai() -> None:
+    source = BOOL_ROWS.replace("active: bool", "active: number").replace(
+        "ok: s.active }", "ok: s.active == 1 }"
+    )
+    for target in ("19c", "12.2"):
+        sql = compiled(source, target)
+        assert "  ok NUMBER(1)\n);" in sql
+        assert (
+            "PIPE ROW(m_out_row(l_s.id, CASE (l_s.active = 1) WHEN TRUE THEN 1 WHEN FALSE THEN 0 END));"
+            in sql
+        )
+
+
+def test_a_cursor_row_with_a_bool_needs_23ai() -> None:
+    found = errors(BOOL_ROWS, "19c")
+    assert [d.code for d in found] == ["sql-boolean"]
