@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import Literal
+from typing import Literal, TypeVar
 
-from pell.records import field, fields, record
+from pell.records import field, fields, record, replace
 
 
 @record
@@ -655,3 +655,31 @@ def deepest(node: Node, sql_blocks: list[SqlBlock] | None = None) -> tuple[int, 
         if not below:
             return depth, level[-1]
         depth, level = depth + 1, below
+
+
+_N = TypeVar("_N", bound="Node")
+
+
+def replaced(node: _N, by: dict[int, Node]) -> _N:
+    """`node` with each node below it whose id is a key of `by` replaced by its value: the
+    nodes on the way down to one are rebuilt, every other node is the same object (the
+    checker keys what it records by node identity)."""
+    found = by.get(id(node))
+    if found is not None:
+        return found  # type: ignore[return-value]
+    changes: dict[str, object] = {}
+    for name in _child_fields(node):
+        value = getattr(node, name)
+        new = _replaced_value(value, by)
+        if new is not value:
+            changes[name] = new
+    return replace(node, **changes) if changes else node
+
+
+def _replaced_value(value: object, by: dict[int, Node]) -> object:
+    if isinstance(value, Node):
+        return replaced(value, by)
+    if type(value) is tuple:
+        items = tuple(_replaced_value(item, by) for item in value)
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value

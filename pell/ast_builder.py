@@ -15,7 +15,7 @@ from pell.naming import ORACLE_RESERVED
 ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "{": "{", "}": "}"}
 
 
-def _as_text(value: ast.Expr) -> ast.Expr:
+def as_text(value: ast.Expr) -> ast.Expr:
     """`value` as the text interpolation writes: "{value}", a text literal as it is, and a
     call into a package as it is (its stub types it for put_line's text parameter; a package
     with no stub returns what put_line is given, as before)."""
@@ -996,7 +996,7 @@ class AstBuilder:
         if callee.path == PRINT_CALL and len(args) == 1 and not keywords:
             # Any single value prints as interpolation writes it ("{x}"), in a form no session
             # setting changes (pell.codegen.text_forms), on both targets
-            args = (_as_text(args[0]),)
+            args = (as_text(args[0]),)
         if len(path) == 2 and path[0] == "re" and len(args) > 1:
             # a `re::` fn's pattern, as public Pell writes it: `"\\d+"` (pell.checker.regex)
             self.regex_patterns.add(id(args[1]))

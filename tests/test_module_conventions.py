@@ -130,13 +130,15 @@ def test_import_std_name_is_the_project_module_of_that_name(
 def test_import_std_name_with_no_such_module_is_an_oracle_package(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # (`std::logger` and `std::log` are pellc's own logger then: tests/test_logger.py)
     (tmp_path / "pell.toml").write_text("")
     (tmp_path / "app.pell").write_text(
-        "module app;\n\nimport std::log;\n\npub fn run(n: number) {\n    log::info(\"x\");\n}\n"
+        "module app;\n\nimport std::audit;\n\npub fn run(n: number) {\n"
+        "    audit::note(\"x\");\n}\n"
     )
     code, err = _build(tmp_path, tmp_path / "out", capsys)
     assert code == 0, err
-    assert "log.info('x');" in (tmp_path / "out" / "app.sql").read_text("utf-8")
+    assert "audit.note('x');" in (tmp_path / "out" / "app.sql").read_text("utf-8")
 
 
 CATALOG = """module catalog;

@@ -16,6 +16,7 @@ from pell.checker.annotations import (
 )
 from pell.checker.bodies import check_fn_body
 from pell.checker.imports import Foreign, Imports, ModuleIndex, resolve_imports
+from pell.checker.logger import inline_calls as inline_logger_calls
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ParamInfo, RecordInfo
 from pell.checker.objects import check_method_bodies, declare_objects, object_types
 from pell.checker.parallel import check_parallel
@@ -565,6 +566,8 @@ def check(
         from pell.project import stub_index
 
         index = stub_index()
+    # `log::info(x)` of pellc's own logger is a print call from here on (pell.checker.logger)
+    module = inline_logger_calls(module, index)
     diagnostics: list[Diagnostic] = []
     checked, resolver = _declare(module, index, diagnostics, target)
     if not module.is_stub:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, dynamic_sql, jq, json, pivot, regex, ut
+from pell.checker import builtins, dynamic_sql, jq, json, logger, pivot, regex, ut
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.matches import check_match
@@ -383,6 +383,8 @@ class ExpressionChecker(SqlChecker):
             return json.check_call(self, expr, expected)
         if alias == "pivot" and alias not in self.module.imports:  # public Pell's `pivot::`
             return pivot.check_call(self, expr, expected)
+        if alias in self.module.imports.loggers and len(path) == 2:
+            return logger.check_misuse(self, expr)  # its well-formed calls print (logger.py)
         foreign = self.module.imports.find(alias) if len(path) == 2 else None
         if foreign is None:
             for arg in call_values(expr):

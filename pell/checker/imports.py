@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from pell import ast, naming
+from pell.checker import logger
 from pell.checker import types as t
 from pell.records import field, record, replace
 
@@ -135,9 +136,11 @@ class Imports:
     own_package: str = ""
     foreign: dict[str, Foreign] = field(default_factory=dict)
     unchecked: set[str] = field(default_factory=set)  # Oracle packages with no stub
+    # the aliases that name pellc's own `std::logger` here (pell.checker.logger)
+    loggers: set[str] = field(default_factory=set)
 
     def __contains__(self, alias: object) -> bool:
-        return alias in self.foreign or alias in self.unchecked
+        return alias in self.foreign or alias in self.unchecked or alias in self.loggers
 
     def alias_of(self, module: ast.Module) -> str:
         """The alias this module knows `module` by; for a module it did not import (a record
@@ -188,6 +191,8 @@ def resolve_imports(
             imports.foreign[alias] = Foreign(alias, found, index, own, imports)  # type: ignore[arg-type]
         elif path == ("re",):
             continue  # public Pell's `re`: pellc's own `re::` fns (pell.checker.regex)
+        elif imported.path in logger.STD_PATHS:
+            imports.loggers.add(alias)  # no module of that name: pellc's own logger
         elif len(path) == 1 and alias.lower() in PELL_LIBRARY_MODULES:
             problems.append(
                 (
@@ -204,6 +209,12 @@ def resolve_imports(
             )
         else:
             imports.unchecked.add(alias)  # an Oracle package pellc has no stub for
+    # `log::` and `logger::` with no import and no module of that name: pellc's own logger
+    imports.loggers.update(
+        alias
+        for alias in logger.ALIASES
+        if alias not in imports and unimported_module(alias, index, own) is None
+    )
     return imports, problems
 
 
