@@ -987,8 +987,11 @@ class AstBuilder:
         # stub, typed and seen by the retry checks as one (unless the module declares a fn of
         # that name: `_own_print_aliases`)
         alias = len(path) == 1 and path[0] in PRINT_ALIASES
+        # `std::print(...)` (and `std::p`, `std::println`): public Pell's standard library
+        # spelling of the same aliases, whatever the module declares
+        std_alias = len(path) == 2 and path[0] == "std" and path[1] in PRINT_ALIASES
         written = ast.Name(path, span=name_span)
-        callee = ast.Name(PRINT_CALL, span=name_span) if alias else written
+        callee = ast.Name(PRINT_CALL, span=name_span) if alias or std_alias else written
         # A positional argument after a keyword one keeps its place in `args`; the checker
         # tells them apart by position.
         args = written_args = tuple(a for a in children[1] if not isinstance(a, ast.KeywordArg))

@@ -245,3 +245,15 @@ def test_a_bool_in_piped_rows_is_number_1_below_23ai() -> None:
 def test_a_cursor_row_with_a_bool_needs_23ai() -> None:
     found = errors(BOOL_ROWS, "19c")
     assert [d.code for d in found] == ["sql-boolean"]
+
+
+def test_std_print_is_the_print_alias_even_where_the_module_has_its_own_p() -> None:
+    source = (
+        "module m;\npub fn p() { }\n"
+        'pub fn f(n: number) { std::print("hello"); std::println(n); std::p(n); p(); }\n'
+    )
+    sql = compiled(source)
+    assert "dbms_output.put_line('hello');" in sql
+    assert sql.count("dbms_output.put_line(pell_number_text(p_n));") == 2
+    assert "    p;\n" in sql  # the module's own `p`
+    assert "RAISE NOTICE '%', 'hello';" in compiled(source, "postgres")
