@@ -583,6 +583,11 @@ class AstBuilder:
     def call_pattern(self, span: ast.Span, children: list[Any]) -> ast.Pattern:
         path: tuple[str, ...] = children[0]
         inner = [c for c in _present(children[1:]) if isinstance(c, ast.Pattern)]
+        if len(inner) == 1 and inner[0].kind == "case" and not inner[0].bindings:
+            # `Circle(c)`: `c` is the value seen as that case (public Pell's form); the field
+            # "" stands for the whole value (pell.checker.matches)
+            whole = (("", inner[0].case),)
+            return ast.Pattern("case", case="::".join(path), bindings=whole, span=span)
         if any(p.kind != "wildcard" for p in inner):
             self.unsupported(
                 "a case's fields are bound by name: `Case { field: name }`",

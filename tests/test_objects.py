@@ -152,3 +152,32 @@ def test_another_modules_type_is_a_located_unsupported_error(
         f"{tmp_path / 'shop.pell'}:3:13: error: `money::Money` is another module's object type, "
         "which is not supported yet  [unsupported]"
     ]
+
+
+def test_a_case_pattern_with_one_name_binds_the_value_seen_as_that_case() -> None:
+    # public Pell's `Circle(c)`: `c` is TREAT(s AS circle), with the case's fields and methods
+    source = SHAPES + (
+        "pub fn describe(s: Shape) -> text {\n"
+        '    var k: text = "";\n'
+        "    match s {\n"
+        '        Disc(d) -> { k = "disc {d.radius} {d.area()}"; }\n'
+        '        Square(_) -> { k = "square"; }\n'
+        "    }\n"
+        "    return k;\n"
+        "}\n"
+        "pub fn size(s: Shape) -> number {\n"
+        "    return match s { Disc(d) -> d.radius, Square(q) -> q.side };\n"
+        "}\n"
+    )
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert "l_d := TREAT(p_s AS geometry.shapes_disc);" in result.sql
+    assert (
+        "WHEN p_s IS OF (geometry.shapes_square) THEN TREAT(p_s AS geometry.shapes_square).side"
+        in result.sql
+    )
+    wrong = SHAPES + (
+        "pub fn f(s: Shape) -> number {\n"
+        "    match s { Disc(d) -> { return d.side; } _ -> { return 0; } }\n}\n"
+    )
+    assert "unknown-field" in _codes(wrong)

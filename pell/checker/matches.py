@@ -274,6 +274,10 @@ def _case_pattern(
     if case is None:  # reported where it is declared
         return
     for field, name in pattern.bindings:
+        if not field:  # `Circle(c)`: the whole value, seen as its case
+            plsql = f"TREAT({subject} AS {case.type.plsql})"
+            _bind(checker, pattern, name, plsql, case.type, statement)
+            continue
         field_type = case.fields.get(field)
         if field_type is None:
             checker.error(
