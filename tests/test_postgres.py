@@ -1157,3 +1157,27 @@ def test_a_script_runs_as_a_do_block(dsn: str) -> None:
         connection.execute(script.sql)
         rows = connection.execute("select n from tally order by n").fetchall()
     assert notices == ["total 12"] and rows == [(1,), (2,), (3,), (12,)]
+
+
+def test_match_on_values_runs_as_case_and_if(dsn: str) -> None:
+    # a value `match` is a CASE, a statement `match` IF / ELSIF / ELSE; "" matches the
+    # empty text and None as on Oracle (where '' is NULL)
+    load(
+        dsn,
+        'module picks;\npub fn size(word: text?) -> int {\n    return match word {\n'
+        '        "small" | "tiny" => 1,\n        "" => 0,\n        _ if word.length() > 9 => 9,\n'
+        "        _ => 2,\n    };\n}\n"
+        "pub fn sign(n: number) -> number {\n    var s: number = 0;\n    match n - 1 {\n"
+        "        0 -> { s = 0; }\n        _ if n > 1 -> { s = 1; }\n        _ -> { s = -1; }\n"
+        "    }\n    return s;\n}\n",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        sizes = [
+            connection.execute("select picks.fn_size(%s)", (word,)).fetchone()[0]
+            for word in ("tiny", "", None, "enormous words", "mid")
+        ]
+        signs = [
+            connection.execute("select picks.sign(%s)", (n,)).fetchone()[0] for n in (1, 5, -3)
+        ]
+    assert sizes == [1, 0, 0, 9, 2]
+    assert signs == [0, 1, -1]

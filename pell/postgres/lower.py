@@ -35,6 +35,7 @@ from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
 from pell.precedence import (
     ADDITIVE,
+    AND,
     ATOM,
     COMPARISON,
     MULTIPLICATIVE,
@@ -339,7 +340,8 @@ class PgFnLowerer:
     def stmt_exprstmt(self, stmt: ast.ExprStmt) -> None:
         expr, _ = strip_propagate(stmt.expr)
         if isinstance(expr, ast.Match):
-            self.match(expr)
+            self.match_statement(expr)
+            return
         if (chain := sql_chain(expr)) is not None:
             if any(call.name == "returning" for call in chain[1]):
                 # RETURNING needs its INTO STRICT even when the value is unused
@@ -573,8 +575,87 @@ class PgFnLowerer:
         return EXPRESSIONS[type(expr)](self, expr)
 
     def match(self, expr: ast.Match) -> Lowered:
-        # not lowered for PostgreSQL yet (its CASE would do for scalars)
-        raise self.unsupported("`match`", ast.Span(expr.span.start, expr.span.start + 5))
+        """A `match` that gives a value: a searched CASE (PostgreSQL 15 docs, 9.18.1 "CASE");
+        without a `_` arm no ELSE. A sealed type's case has no form here (module-level
+        `unsupported`)."""
+        subject = self.match_subject(expr)
+        whens: list[str] = []
+        otherwise = ""
+        for arm in expr.arms:
+            condition = self.arm_condition(arm, subject)
+            assert not isinstance(arm.body, ast.Block)
+            value = self.lower(arm.body)
+            if condition is None:
+                otherwise = f" ELSE {value}"
+                break
+            whens.append(f"WHEN {condition} THEN {value}")
+        if not whens:
+            return (otherwise.removeprefix(" ELSE ") or "NULL"), ATOM
+        return f"CASE {' '.join(whens)}{otherwise} END", ATOM
+
+    def match_statement(self, expr: ast.Match) -> None:
+        """A `match` statement: IF / ELSIF on each arm's patterns, ELSE for `_`."""
+        subject = self.match_subject(expr)
+        branches: list[plsql.Branch] = []
+        rest: list[plsql.Stmt] | None = None
+        for arm in expr.arms:
+            condition = self.arm_condition(arm, subject)
+            calls = self.take_calls()
+            bound = [
+                plsql.Assign(local, value)
+                for pattern in arm.patterns
+                for local, value in self.analysis.pattern_values.get(id(pattern), [])
+            ]
+            if isinstance(arm.body, ast.Block):
+                body = bound + self.nested(arm.body)
+            else:
+                statement = ast.ExprStmt(arm.body, span=arm.body.span)
+                body = bound + self.collect(functools.partial(self.stmt_exprstmt, statement))
+            if condition is None:
+                rest = body
+                break
+            branches.append(plsql.Branch(plsql.Opaque(condition, calls), body))
+        if not branches:
+            self.out.extend(rest or [])
+            return
+        if rest is not None and all(isinstance(node, plsql.Null) for node in rest):
+            rest = None  # `_ -> { }`: no ELSE
+        self.emit(plsql.If(branches, rest))
+
+    def match_subject(self, expr: ast.Match) -> str:
+        subject, stored = self.analysis.matches[id(expr)]
+        if stored:
+            self.store(subject, expr.subject, self.type_of(expr.subject))
+        return subject
+
+    def pattern_condition(self, pattern: ast.Pattern, subject: str) -> str | None:
+        """The condition a value meets when `pattern` matches it; None for `_`."""
+        if pattern.kind == "wildcard":
+            return None
+        if pattern.kind == "none":
+            return f"{subject} IS NULL"
+        if pattern.kind == "some":
+            return f"{subject} IS NOT NULL"
+        if pattern.kind == "case":
+            raise self.unsupported("a sealed type's case", pattern.span)
+        assert pattern.value is not None
+        if isinstance(pattern.value, ast.StringLit) and not any(pattern.value.parts):
+            # `""` is Oracle's NULL; here '' is a value: both are the empty text, as the
+            # text tests have them (`is_empty`)
+            return f"coalesce({subject}, '') = ''"
+        return f"{subject} = {wrap(self.lower_with_precedence(pattern.value), COMPARISON + 1)}"
+
+    def arm_condition(self, arm: ast.MatchArm, subject: str) -> str | None:
+        """When an arm runs: one of its patterns matches, and its guard holds; None: always."""
+        conditions = [self.pattern_condition(p, subject) for p in arm.patterns]
+        matched = None if None in conditions else " OR ".join(c for c in conditions if c)
+        if arm.guard is None:
+            return matched
+        guard = self.lower_with_precedence(arm.guard)
+        if matched is None:
+            return guard[0]
+        left = f"({matched})" if len(conditions) > 1 else matched
+        return f"{left} AND {wrap(guard, AND + 1)}"
 
     def numberlit(self, expr: ast.NumberLit) -> Lowered:
         return expr.text, ATOM
