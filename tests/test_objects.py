@@ -181,3 +181,21 @@ def test_a_case_pattern_with_one_name_binds_the_value_seen_as_that_case() -> Non
         "    match s { Disc(d) -> { return d.side; } _ -> { return 0; } }\n}\n"
     )
     assert "unknown-field" in _codes(wrong)
+
+
+def test_a_method_needing_the_package_or_with_effects_is_refused_at_it() -> None:
+    # a type's body is compiled before the package: it cannot call pell_number_text, use the
+    # package's list types or print where a retried caller cannot see it (review 7)
+    source = (
+        "module billing;\npub type Money {\n    amount: number;\n    currency: text;\n"
+        '    fn label() -> text { return "{self.amount} {self.currency}"; }\n'
+        "    fn parts() -> number { let xs: list<number> = [1, 2]; return xs.len(); }\n"
+        "    fn shout() -> text { println(self.currency); return upper(self.currency); }\n"
+        "    fn plain() -> text { return upper(self.currency) + to_char(self.amount); }\n"
+        "}\n"
+    )
+    result = compile_source(source, "m.pell")
+    found = [(d.code, result.source.line_col(d.span.start)[0]) for d in result.diagnostics]
+    assert found == [("unsupported", 5), ("unsupported", 6), ("unsupported", 7)]
+    assert "pell_number_text" in result.diagnostics[0].message
+    assert "t_number_list" in result.diagnostics[1].message

@@ -598,7 +598,7 @@ def check(
                 key = f"{object_info.type.name}.{name}"
                 analysis = check_fn_body(method, checked, resolver, diagnostics, target)
                 checked.method_analyses[key] = analysis
-    check_method_bodies(checked, diagnostics)
+    check_method_bodies(checked, diagnostics, target)
     if not module.is_stub:
         aggregates = check_aggregates(checked, resolver, diagnostics, target)
         checked = records.replace(checked, aggregates=aggregates)

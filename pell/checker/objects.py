@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.annotations import check_plain_annotations
-from pell.checker.model import CheckedModule, FnInfo, ObjectInfo, ParamInfo
+from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, ObjectInfo, ParamInfo
 from pell.diagnostics import Diagnostic, Note
 
 if TYPE_CHECKING:
@@ -319,30 +319,36 @@ def _check_overrides(
             )
 
 
-def check_method_bodies(checked: CheckedModule, diagnostics: list[Diagnostic]) -> None:
+def check_method_bodies(
+    checked: CheckedModule, diagnostics: list[Diagnostic], target: str
+) -> None:
     """What a method body may not do: the type is created before the package (its body cannot
-    call the module's fns), and pellc's transaction checks assume that a method call runs no
-    SQL (docs/language.md, "Object types"): no `sql! { }`, `transaction`, `exec_dyn` or call
-    of another package but DBMS_OUTPUT's printing."""
-    from pell.ast_builder import PRINT_CALL
-
+    call the module's fns, nor use the package's private functions and types), and pellc's
+    transaction and retry checks assume that a method call has no effect outside its object
+    (docs/language.md, "Object types"): no `sql! { }`, `transaction`, `exec_dyn`, sequence,
+    print or call of another package."""
     for info in checked.objects.values():
         for name, method in info.methods.items():
             analysis = checked.method_analyses.get(f"{info.type.name}.{name}")
             if analysis is None:
                 continue
+            before = len(diagnostics)
             for node in ast.walk(method.decl.body):
                 if isinstance(node, ast.SqlBlock | ast.Transaction):
                     what = (
                         "runs no SQL" if isinstance(node, ast.SqlBlock) else "opens no transaction"
                     )
+                elif isinstance(node, ast.FieldAccess) and id(node) in analysis.sequences:
+                    what = "reads no sequence (a retried caller would not see it)"
                 elif (
                     isinstance(node, ast.Call)
                     and id(node) not in analysis.builtins
                     and id(node) not in analysis.regex_calls
-                    and node.callee.path != PRINT_CALL
                 ):
-                    what = "calls no fn (its type is created before the package)"
+                    what = (
+                        "calls no fn, prints nothing (its type is created before the package, "
+                        "and a retried caller would not see the output)"
+                    )
                 else:
                     continue
                 diagnostics.append(
@@ -353,3 +359,43 @@ def check_method_bodies(checked: CheckedModule, diagnostics: list[Diagnostic]) -
                         hints=("do it in a fn of the module, which may call the method",),
                     )
                 )
+            if len(diagnostics) == before and method.decl.has_body and target != "postgres":
+                _package_uses(checked, info, name, method, analysis, target, diagnostics)
+
+
+def _package_uses(
+    checked: CheckedModule,
+    info: ObjectInfo,
+    name: str,
+    method: FnInfo,
+    analysis: FnAnalysis,
+    target: str,
+    diagnostics: list[Diagnostic],
+) -> None:
+    """A method whose lowering needs the package's private functions (a number's text in
+    `"{n}"`, `reverse`) or types (a local list or record): out of reach of the type's body,
+    which Oracle compiles before the package (PLS-00201)."""
+    import re
+
+    from pell import plsql
+    from pell.codegen.subprograms import FnLowerer
+
+    lowerer = FnLowerer(checked, method, analysis, target)
+    subprogram = lowerer.lower_fn()
+    needed = set(lowerer.helpers)
+    for declaration in subprogram.declarations:
+        if isinstance(declaration, plsql.Variable):
+            needed.update(re.findall(r"\bt_\w+", declaration.text))
+    if needed:
+        diagnostics.append(
+            Diagnostic.of(
+                "unsupported",
+                f"method `{info.type.name}.{name}` needs the package's own `{min(needed)}`, "
+                "which the type's body cannot use: not supported yet",
+                method.decl.name_span,
+                hints=(
+                    "convert with SQL's functions (`to_char(n)`), and keep records and lists "
+                    "out of methods; or do it in a fn of the module",
+                ),
+            )
+        )
