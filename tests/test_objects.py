@@ -199,3 +199,21 @@ def test_a_method_needing_the_package_or_with_effects_is_refused_at_it() -> None
     assert found == [("unsupported", 5), ("unsupported", 6), ("unsupported", 7)]
     assert "pell_number_text" in result.diagnostics[0].message
     assert "t_number_list" in result.diagnostics[1].message
+
+
+def test_types_are_created_after_the_types_they_hold_and_cycles_are_refused() -> None:
+    # review 7: declared A before B, A holding a B: B must be created first
+    result = compile_source(
+        "module m;\npub type A { b: B; }\npub type B { x: number; }\n"
+        "pub fn f(a: A) -> number { return a.b.x; }\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert result.sql.index("TYPE m_b FORCE") < result.sql.index("TYPE m_a FORCE")
+    cycle = compile_source(
+        "module m;\npub type P { q: Q; }\npub type Q { p: P; }\n"
+        "pub sealed type S {\n    case C { x: number } { }\n    case C { y: number } { }\n}\n",
+        "m.pell",
+    )
+    found = [(d.code, cycle.source.line_col(d.span.start)[0]) for d in cycle.diagnostics]
+    assert sorted(found) == [("duplicate-name", 6), ("recursive-record", 2)]

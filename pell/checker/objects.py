@@ -48,6 +48,7 @@ def declare_objects(
     item_names = {
         i.name.lower(): i for i in module.items if not isinstance(i, ast.Fn | ast.Sequence)
     }
+    seen_cases: dict[str, ast.TypeCase] = {}
     for item in module.items:
         if not isinstance(item, ast.TypeDecl):
             continue
@@ -96,6 +97,18 @@ def declare_objects(
             tagged=item.sealed and not item.fields,
         )
         for case in item.cases:
+            repeated = seen_cases.get(case.name.lower())
+            seen_cases.setdefault(case.name.lower(), case)
+            if repeated is not None:
+                diagnostics.append(
+                    Diagnostic.of(
+                        "duplicate-name",
+                        f"case `{case.name}` is declared twice",
+                        case.span,
+                        notes=(Note("the first is here", repeated.span),),
+                    )
+                )
+                continue
             first = item_names.get(case.name.lower())
             if first is not None or resolver.objects[case.name].parent != item.name:
                 diagnostics.append(
@@ -126,7 +139,52 @@ def declare_objects(
             )
             _check_overrides(item, case, methods, case_methods, diagnostics)
             objects[case.name] = ObjectInfo(case, case_type, fields, case_methods, item.public)
+    _check_type_cycles(objects, diagnostics)
     return objects
+
+
+def held_types(objects: dict[str, ObjectInfo], name: str) -> list[str]:
+    """The object types `name`'s own attributes hold, but its own sealed type (a case may
+    hold one: `Cons { tail: IntList }`, created after it)."""
+    info = objects[name]
+    held = []
+    for field_type in info.fields.values():
+        if (
+            isinstance(field_type, t.ObjectType)
+            and field_type.name in objects
+            and field_type.name != info.type.parent
+            and field_type.name not in held
+        ):
+            held.append(field_type.name)
+    return held
+
+
+def _check_type_cycles(objects: dict[str, ObjectInfo], diagnostics: list[Diagnostic]) -> None:
+    """A type that holds itself by value, directly or through others (`P { q: Q }` and
+    `Q { p: P }`): Oracle creates each object type after the types its attributes hold, so
+    such a cycle has no order (it takes a REF, which Pell has not)."""
+    reported: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> None:
+        if name in path:
+            cycle = [*path[path.index(name) :], name]
+            if not reported & set(cycle):
+                reported.update(cycle)
+                diagnostics.append(
+                    Diagnostic.of(
+                        "recursive-record",
+                        f"type `{name}` holds itself ({' -> '.join(cycle)}); Oracle creates "
+                        "each object type after the types its attributes hold",
+                        objects[name].decl.span,
+                        hints=("hold the other value's key (an id) instead of the value",),
+                    )
+                )
+            return
+        for held in held_types(objects, name):
+            visit(held, [*path, name])
+
+    for name in objects:
+        visit(name, [])
 
 
 def _fields(

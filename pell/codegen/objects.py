@@ -59,12 +59,37 @@ def object_type_statements(checked: CheckedModule, target: str) -> list[str]:
     """Every type's spec (a sealed type before its cases), then the type bodies."""
     specs: list[str] = []
     bodies: list[str] = []
-    for info in checked.objects.values():
+    for name in _creation_order(checked):
+        info = checked.objects[name]
         specs.append(_spec(checked, info))
         body = _body(checked, info, target)
         if body:
             bodies.append(body)
     return specs + bodies
+
+
+def _creation_order(checked: CheckedModule) -> list[str]:
+    """Each type after its sealed type and the types its attributes hold, else as declared
+    (the checker refuses cycles: pell.checker.objects)."""
+    from pell.checker.objects import held_types
+
+    ordered: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in ordered or name in visiting:
+            return
+        visiting.add(name)
+        info = checked.objects[name]
+        if info.type.parent in checked.objects:
+            visit(info.type.parent)
+        for held in held_types(checked.objects, name):
+            visit(held)
+        ordered.append(name)
+
+    for name in checked.objects:
+        visit(name)
+    return ordered
 
 
 def _spec(checked: CheckedModule, info: ObjectInfo) -> str:
