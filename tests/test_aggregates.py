@@ -480,3 +480,22 @@ pub fn unknown(rows: cursor<Txn>) -> stream<Txn> {
     assert [(c, at) for c, at, _ in _errors(ROWS + text[len(ROWS) :], "postgres")][:1] == [
         ("parallel-misuse", "cluster = (amount)")
     ]
+
+
+def test_a_parallel_fn_that_writes_or_retries_is_refused() -> None:
+    # review 7: parallel query servers run it inside a query (ORA-14551; PARALLEL UNSAFE on
+    # PostgreSQL), and a retry's savepoint cannot be rolled back there (ORA-14552)
+    source = (
+        "module m;\n@parallel\npub fn bump(x: number) -> number {\n"
+        "    sql! { update counters set n = n + 1 };\n    return x;\n}\n"
+        "@parallel\n@retry(n = 3, on = [deadlock])\npub fn r(x: number) -> number { return x; }\n"
+        "@parallel\npub fn ok(x: number) -> number { return x * 2; }\n"
+    )
+    for target in ("23ai", "postgres"):
+        result = compile_source(source, "m.pell", target)
+        found = [
+            (d.code, result.source.line_col(d.span.start)[0])
+            for d in result.diagnostics
+            if d.is_error
+        ]
+        assert sorted(found) == [("parallel-misuse", 4), ("retry-callable-from-sql", 8)], target

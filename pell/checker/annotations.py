@@ -173,7 +173,7 @@ def check_fn_annotations(
                     notes=(Note(f"@{name} is here", by_name[name].span),),
                 )
             )
-    for name in ("udf", "deterministic", "result_cache"):
+    for name in ("udf", "deterministic", "result_cache", "parallel"):
         if name in by_name:
             diagnostics.append(
                 Diagnostic.of(
