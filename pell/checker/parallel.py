@@ -31,27 +31,17 @@ def _misuse(diagnostics: list[Diagnostic], message: str, span: ast.Span, *hints:
 _WRITES = ("insert", "update", "delete", "merge", "commit", "rollback", "savepoint")
 
 
-def _changes_data(fn: ast.Fn) -> str | None:
-    """What in the fn's own body changes data or the transaction, as said in a message."""
+def _changes_data(fn: ast.Fn) -> tuple[str, ast.Span] | None:
+    """What in the fn's own body changes data or the transaction (as a message says it), and
+    where it stands."""
     for node in ast.walk(fn.body):
         if isinstance(node, ast.Transaction):
-            return "opens a `transaction`"
+            return "opens a `transaction`", node.span
         if isinstance(node, ast.SqlBlock):
             words = node.text.split(None, 1)
             if words and words[0].lower() in _WRITES:
-                return f"runs `{words[0].lower()}`"
+                return f"runs `{words[0].lower()}`", node.span
     return None
-
-
-def changes_span(fn: ast.Fn, changes: str) -> ast.Span:
-    """Where the first write of `_changes_data` stands."""
-    for node in ast.walk(fn.body):
-        if isinstance(node, ast.Transaction | ast.SqlBlock):
-            if isinstance(node, ast.Transaction) or changes.endswith(
-                f"`{node.text.split(None, 1)[0].lower()}`"
-            ):
-                return node.span
-    return fn.name_span
 
 
 def _columns(value: ast.Expr) -> list[ast.Name] | None:
@@ -72,16 +62,15 @@ def check_parallel(
             continue
         for extra in annotations[1:]:
             _misuse(diagnostics, "@parallel is given twice", extra.span)
-        changes = _changes_data(fn.decl)
-        if changes is not None:
+        if (changes := _changes_data(fn.decl)) is not None:
             # Oracle: a function a query calls may not change data (ORA-14551, ORA-14552);
             # PostgreSQL: one that writes to the database or changes the transaction state
             # "must be marked PARALLEL UNSAFE" (PostgreSQL 15 docs, 15.4.1)
             _misuse(
                 diagnostics,
-                f"@parallel fn `{name}` {changes}: parallel query servers run it inside a "
+                f"@parallel fn `{name}` {changes[0]}: parallel query servers run it inside a "
                 "query, which may not change data or the transaction",
-                changes_span(fn.decl, changes),
+                changes[1],
                 "keep the writes in a fn that no query calls",
             )
         clause = _clause(fn, checked, annotations[0], diagnostics)
