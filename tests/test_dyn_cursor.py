@@ -123,14 +123,13 @@ def test_a_typed_pivot_is_a_static_query_over_the_enum_values() -> None:
 
 
 def test_a_value_where_sql_takes_no_bind_is_an_enquoted_literal() -> None:
+    # the value's quotes doubled and the literal's added before ENQUOTE_LITERAL checks it, which
+    # adds none to a quoted value: `'abc'` stays itself and `O'Brien` is no error (review 8)
     body = _body(_sql(), "explain_for")
+    literal = "DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_stmt_id, '''', '''''') || '''')"
+    assert f"EXECUTE IMMEDIATE 'delete from plan_table where statement_id = ' || {literal};" in body
     assert (
-        "EXECUTE IMMEDIATE 'delete from plan_table where statement_id = ' || "
-        "DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id);"
-    ) in body
-    assert (
-        "EXECUTE IMMEDIATE 'explain plan set statement_id = ' || "
-        "DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id) || ' for ' || p_query;"
+        f"EXECUTE IMMEDIATE 'explain plan set statement_id = ' || {literal} || ' for ' || p_query;"
     ) in body
 
 

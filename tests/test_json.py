@@ -79,7 +79,7 @@ def test_a_path_computed_at_run_time_is_a_literal_made_by_enquote_literal_and_a_
     assert "pell_json_exists(p_j, l_path)" in sql
     assert "pell_json_number(p_j, l_path, FALSE)" in sql
     number = sql[sql.index("FUNCTION pell_json_number") : sql.index("END pell_json_number")]
-    assert "DBMS_ASSERT.ENQUOTE_LITERAL(p_path)" in number
+    assert "DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')" in number
     assert "USING p_doc" in number
     assert "|| p_path" not in number  # never spliced as it is
     # only the functions used are declared

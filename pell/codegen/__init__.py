@@ -98,7 +98,12 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
         for type_ in signature_types(fn):
             used += _named_types(type_)
         # a cursor's rows are fetched in batches into a list of its row type
-        used += [t.ListType(p.type.element) for p in fn.params if isinstance(p.type, t.CursorType)]
+        # (a `cursor<dyn>` has no row type: it is only handed on)
+        used += [
+            t.ListType(p.type.element)
+            for p in fn.params
+            if isinstance(p.type, t.CursorType) and not isinstance(p.type.element, t.DynRow)
+        ]
     # one type per expression: filtered in a comprehension, not a call per type
     for analysis in checked.analyses.values():
         used += [s.type for s in analysis.locals if isinstance(s.type, t.RecordType | t.ListType)]

@@ -451,12 +451,9 @@ class FnLowerer(ExpressionLowerer):
             binds=tuple(replacement for _, replacement in binds),
             summary=f"pivot::sum_dyn values of {pivot.col}",
         )
-        quote = quote_text("'")
-        doubled = quote_text("''")
-        literal = f"{quote} || REPLACE({found}, {quote}, {doubled}) || {quote}"
         item = (
             f"{columns} || CASE WHEN {columns} IS NOT NULL THEN ', ' END"
-            f" || DBMS_ASSERT.ENQUOTE_LITERAL({literal})"
+            f" || {enquoted_literal(found)}"
             f" || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME({found}, FALSE)"
         )
         self.emit(plsql.Assign(columns, "NULL"))
@@ -1152,6 +1149,20 @@ def dynamic_statement(dynamic: DynamicSql, into: list[str]) -> plsql.Sql:
     )
 
 
+def enquoted_literal(value: str) -> str:
+    """A text value as a SQL string literal that holds it exactly: its `'` doubled and the
+    quotes added here, then checked by DBMS_ASSERT.ENQUOTE_LITERAL, which verifies "that all
+    single quotes except leading and trailing characters are paired" and adds no quotes to a
+    value already quoted (PL/SQL Packages and Types Reference, DBMS_ASSERT, ENQUOTE_LITERAL
+    Function, Usage Notes). Given the bare value, it would keep a value that starts and ends
+    with `'` as the literal's own quotes, and raise on `O'Brien`."""
+    quote = quote_text("'")
+    doubled = quote_text("''")
+    return (
+        f"DBMS_ASSERT.ENQUOTE_LITERAL({quote} || REPLACE({value}, {quote}, {doubled}) || {quote})"
+    )
+
+
 def dynamic_text(pieces: tuple[str | Splice, ...]) -> str:
     """The PL/SQL expression of a dynamic SQL text: its literal pieces quoted, each spliced
     name checked by DBMS_ASSERT.QUALIFIED_SQL_NAME (ORA-44004 unless it is a qualified SQL
@@ -1166,7 +1177,7 @@ def dynamic_text(pieces: tuple[str | Splice, ...]) -> str:
         elif piece.kind == "name":
             parts.append(f"DBMS_ASSERT.QUALIFIED_SQL_NAME({piece.plsql})")
         elif piece.kind == "literal":
-            parts.append(f"DBMS_ASSERT.ENQUOTE_LITERAL({piece.plsql})")
+            parts.append(enquoted_literal(piece.plsql))
         else:
             parts.append(piece.plsql)
     return " || ".join(parts) or "''"

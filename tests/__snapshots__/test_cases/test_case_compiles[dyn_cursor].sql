@@ -205,8 +205,8 @@ CREATE OR REPLACE PACKAGE BODY shop.dyncur AS
 
   PROCEDURE explain_for(p_stmt_id IN VARCHAR2, p_query IN VARCHAR2) IS
   BEGIN
-    EXECUTE IMMEDIATE 'delete from plan_table where statement_id = ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id);
-    EXECUTE IMMEDIATE 'explain plan set statement_id = ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_stmt_id) || ' for ' || p_query;
+    EXECUTE IMMEDIATE 'delete from plan_table where statement_id = ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_stmt_id, '''', '''''') || '''');
+    EXECUTE IMMEDIATE 'explain plan set statement_id = ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_stmt_id, '''', '''''') || '''') || ' for ' || p_query;
   END explain_for;
 END dyncur;
 /

@@ -48,13 +48,15 @@ END json_demo;
 
 CREATE OR REPLACE PACKAGE BODY orders.json_demo AS
   -- json::get_text with a path computed at run time: JSON_VALUE takes its path as a literal
-  -- only, so the query is run with the path made a literal by DBMS_ASSERT.ENQUOTE_LITERAL,
-  -- which raises VALUE_ERROR unless every quote inside it is doubled (PL/SQL Packages and
-  -- Types Reference, DBMS_ASSERT): the path cannot end the literal. The document is a bind.
+  -- only, so the query is run with the path made a literal: its quotes doubled and the
+  -- literal's added, then checked by DBMS_ASSERT.ENQUOTE_LITERAL, which raises VALUE_ERROR
+  -- unless every quote inside it is paired and adds none to a quoted value (PL/SQL Packages
+  -- and Types Reference, DBMS_ASSERT): the path is kept as it is and cannot end the literal.
+  -- The document is a bind.
   FUNCTION pell_json_text(p_doc IN CLOB, p_path IN VARCHAR2, p_optional IN BOOLEAN) RETURN VARCHAR2 IS
     l_value VARCHAR2(4000);
   BEGIN
-    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_path)
+    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')
       || ' RETURNING VARCHAR2(4000) ERROR ON ERROR '
       || CASE WHEN p_optional THEN 'NULL' ELSE 'ERROR' END || ' ON EMPTY) FROM dual'
       INTO l_value USING p_doc;
@@ -66,7 +68,7 @@ CREATE OR REPLACE PACKAGE BODY orders.json_demo AS
   FUNCTION pell_json_number(p_doc IN CLOB, p_path IN VARCHAR2, p_optional IN BOOLEAN) RETURN NUMBER IS
     l_value NUMBER;
   BEGIN
-    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_path)
+    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')
       || ' RETURNING NUMBER ERROR ON ERROR '
       || CASE WHEN p_optional THEN 'NULL' ELSE 'ERROR' END || ' ON EMPTY) FROM dual'
       INTO l_value USING p_doc;
@@ -78,7 +80,7 @@ CREATE OR REPLACE PACKAGE BODY orders.json_demo AS
   FUNCTION pell_json_query(p_doc IN CLOB, p_path IN VARCHAR2, p_optional IN BOOLEAN) RETURN CLOB IS
     l_value CLOB;
   BEGIN
-    EXECUTE IMMEDIATE 'SELECT JSON_QUERY(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_path)
+    EXECUTE IMMEDIATE 'SELECT JSON_QUERY(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')
       || ' RETURNING CLOB ERROR ON ERROR '
       || CASE WHEN p_optional THEN 'NULL' ELSE 'ERROR' END || ' ON EMPTY) FROM dual'
       INTO l_value USING p_doc;
@@ -90,7 +92,7 @@ CREATE OR REPLACE PACKAGE BODY orders.json_demo AS
   FUNCTION pell_json_exists(p_doc IN CLOB, p_path IN VARCHAR2) RETURN BOOLEAN IS
     l_found NUMBER;
   BEGIN
-    EXECUTE IMMEDIATE 'SELECT CASE WHEN JSON_EXISTS(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_path)
+    EXECUTE IMMEDIATE 'SELECT CASE WHEN JSON_EXISTS(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')
       || ' ERROR ON ERROR) THEN 1 ELSE 0 END FROM dual'
       INTO l_found USING p_doc;
     RETURN l_found = 1;

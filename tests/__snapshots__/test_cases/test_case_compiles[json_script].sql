@@ -13,7 +13,7 @@ DECLARE
   FUNCTION pell_json_number(p_doc IN CLOB, p_path IN VARCHAR2, p_optional IN BOOLEAN) RETURN NUMBER IS
     l_value NUMBER;
   BEGIN
-    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL(p_path)
+    EXECUTE IMMEDIATE 'SELECT JSON_VALUE(:doc, ' || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_path, '''', '''''') || '''')
       || ' RETURNING NUMBER ERROR ON ERROR '
       || CASE WHEN p_optional THEN 'NULL' ELSE 'ERROR' END || ' ON EMPTY) FROM dual'
       INTO l_value USING p_doc;
