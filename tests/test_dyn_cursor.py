@@ -231,3 +231,14 @@ def test_a_cursor_parameter_of_a_plain_fn_runs_on_postgres(postgres_database: st
         open_cursors = connection.execute("select name from pg_cursors").fetchall()
     assert total == (7,) and stopped == (-1,)
     assert open_cursors == []
+
+
+def test_a_dyn_cursor_parameter_is_a_sys_refcursor() -> None:
+    # review 8: a `cursor<dyn>` parameter crashed the Oracle lowering (no row type to fetch into)
+    result = compile_source(
+        "module m;\npub fn f(d: cursor<dyn>) -> number {\n    return 1;\n}\n"
+        "pub fn pass(d: cursor<dyn>) -> cursor<dyn> { return d; }\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert "FUNCTION pass(p_d IN SYS_REFCURSOR) RETURN SYS_REFCURSOR;" in result.sql
