@@ -99,3 +99,35 @@ def test_a_splice_standing_as_an_identifier_compiles() -> None:
     result = compile_source(source, filename="inj.pell")
     assert result.sql is not None, result.diagnostics
     assert "'delete from ' || DBMS_ASSERT.QUALIFIED_SQL_NAME(p_s) || '.' ||" in result.sql
+
+
+def _codes(source: str) -> list[tuple[str, int]]:
+    result = compile_source(source, "m.pell")
+    return [
+        (d.code, result.source.line_col(d.span.start)[0]) for d in result.diagnostics if d.is_error
+    ]
+
+
+def test_a_spliced_literal_run_as_sql_counts_as_a_commit() -> None:
+    # review 8: a `'{x}'` that a block's EXECUTE IMMEDIATE or a committing call runs is text
+    # pellc cannot read, not the statement `x`; a `'{x}'` compared in a DELETE is a value
+    source = (
+        "module m;\n@retry(3, on = [lock_timeout])\npub unsafe fn a(stmt: text) {\n"
+        "    exec_dyn(\"begin execute immediate '{stmt}'; end;\");\n}\n"
+        "@retry(3, on = [lock_timeout])\npub unsafe fn b(stmt: text) {\n"
+        "    exec_dyn(\"call dbms_utility.exec_ddl_statement('{stmt}')\");\n}\n"
+        "@retry(3, on = [lock_timeout])\npub unsafe fn c(v: text) {\n"
+        "    exec_dyn(\"delete from plan_table where statement_id = '{v}'\");\n}\n"
+    )
+    assert _codes(source) == [("commit-in-retry", 4), ("commit-in-retry", 8)]
+
+
+def test_texts_pellc_cannot_read_its_splices_in_are_refused() -> None:
+    source = (
+        "module m;\n"
+        'pub unsafe fn a(t: text) -> number {\n    let n: number = exec_dyn("select count(*) '
+        "from pell_dyn_name where 'x {t} y' = 'z'\");\n    return n;\n}\n"
+        'pub unsafe fn b(t: text) { exec_dyn(""); }\n'
+        'pub unsafe fn c(t: text) { exec_dyn("{t}"); }\n'
+    )
+    assert _codes(source) == [("dynamic-sql", 3), ("dynamic-sql", 6), ("dynamic-sql", 7)]

@@ -101,7 +101,9 @@ class DynamicSql:
             elif piece.kind == "statement":
                 return None, False
             else:
-                text.append(f" {NAME_STAND_IN} " if piece.kind == "name" else "'x'")
+                # a literal is read as the bind it stands for: a block's EXECUTE IMMEDIATE of
+                # it, or a committing call given it, runs what pellc cannot read
+                text.append(f" {NAME_STAND_IN} " if piece.kind == "name" else " :pell_literal ")
         return "".join(text), any(
             isinstance(piece, Splice) and piece.kind == "name" for piece in self.pieces
         )
@@ -218,6 +220,17 @@ def check_text(
 ) -> DynamicSql | None:
     """Check one dynamic SQL text; its lowering, or None when it is wrong (reported)."""
     decl = checker.fn.decl
+    written = "".join(part for part in text.parts if isinstance(part, str)).lower()
+    if NAME_STAND_IN in written or LITERAL_STAND_IN in written:
+        # pellc reads each splice as one of these words: the text's own would pass for one
+        checker.error(
+            "dynamic-sql",
+            f"`{NAME}`'s text holds `{NAME_STAND_IN}` or `{LITERAL_STAND_IN}`, the words pellc "
+            "reads its splices as",
+            text.span,
+            "rename that name in the SQL",
+        )
+        return None
     pieces, readable, kinds, ok = _pieces(checker, text)
     try:
         shape = sqltext.analyse(readable)
@@ -238,6 +251,17 @@ def check_text(
         )
         ok = False
     words = [token.text.lower() for token in shape.tokens]
+    if (not words or words == [NAME_STAND_IN]) and "statement" not in kinds:
+        # EXECUTE IMMEDIATE of no text raises ORA-06535; a name alone would run as a whole
+        # statement (`commit`)
+        checker.error(
+            "dynamic-sql",
+            f"`{NAME}`'s text is {'empty' if not words else 'one spliced name'}: it runs no "
+            "statement pellc can read",
+            text.span,
+            "write the statement, splicing names where identifiers stand",
+        )
+        return None
     explains = words[:2] == ["explain", "plan"] and words[-1:] == ["for"]
     if "statement" in kinds and (into or not as_statement or not explains):
         checker.error(

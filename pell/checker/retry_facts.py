@@ -397,6 +397,10 @@ def _dynamic_effects(text: str) -> tuple[str | None, str | None]:
         return None, None
     if tokens[0].text.lower() in ("begin", "declare"):
         return _block_effects(tokens)
+    if tokens[0].text.lower() == "call" and len(tokens) > 1:
+        # CALL runs one routine (SQL Language Reference, CALL): read as the block that calls it
+        body = text[tokens[1].start :].rstrip().rstrip(";")
+        return _dynamic_effects(f"begin {body}; end;")
     return _ends_transaction([token.text.lower() for token in tokens]), None
 
 
@@ -628,6 +632,9 @@ def exec_dyn_text(call: ast.Call) -> tuple[str | None, bool]:
     readable, kinds = dynamic_sql.readable_text(text.parts)
     if "statement" in kinds:
         return None, False
+    # a literal spliced in is read as the bind it stands for: a block's EXECUTE IMMEDIATE of
+    # it, or a committing call given it, runs what pellc cannot read (as DynamicSql.readable)
+    readable = readable.replace(f"'{dynamic_sql.LITERAL_STAND_IN}'", " :pell_literal ")
     return readable, "name" in kinds
 
 
