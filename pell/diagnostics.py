@@ -63,6 +63,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     ),
     "needs-annotation": (Severity.ERROR, "a value whose type must be written out"),
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
+    "list-between-modules": (
+        Severity.ERROR,
+        "an `out` or `inout` list parameter of another module's fn, called",
+    ),
     "dynamic-sql": (
         Severity.ERROR,
         "`exec_dyn` or `pivot::sum_dyn` misused: outside an `unsafe fn`, not one literal text, a "

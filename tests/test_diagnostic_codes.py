@@ -30,6 +30,7 @@ TESTED_ELSEWHERE = {
     "duplicate-module": "test_projects.py::test_two_files_declaring_one_module_are_an_error_at_both",
     "unknown-module": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",
     "private": "test_projects.py::test_cross_module_errors_are_reported_at_their_file_and_line",
+    "list-between-modules": "test_list_crossings.py::test_a_list_that_cannot_cross_is_located",
 }
 
 

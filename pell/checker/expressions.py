@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pell import ast, naming
-from pell.checker import builtins, dynamic_sql, jq, json, logger, pivot, regex, ut
+from pell.checker import builtins, dynamic_sql, jq, json, list_crossings, logger, pivot, regex, ut
 from pell.checker import types as t
 from pell.checker.imports import PELL_LIBRARY_MODULES
 from pell.checker.matches import check_match
@@ -442,18 +442,11 @@ class ExpressionChecker(SqlChecker):
                 self.expr(arg, None)
             self.diagnostics.append(private_item(foreign, item, expr.callee.span))
             return t.UNKNOWN
-        if not foreign.is_stub and not fn.pipelined and any(
-            isinstance(type_, t.ListType) for type_ in (fn.returns, *(p.type for p in fn.params))
-        ):
-            self.error(
-                "unsupported",
-                f"`{expr.callee.text}` takes or returns a list: each package's list type is a "
-                "PL/SQL type of its own, so a list cannot be passed between modules yet",
-                expr.callee.span,
-                "pass the records one at a time, or read the rows with SQL in the caller",
-            )
         self.analysis.callees[id(expr)] = foreign.fn_plsql(name)
-        return self.checked_call(expr, fn, expr.callee.text, foreign.is_stub)
+        returns = self.checked_call(expr, fn, expr.callee.text, foreign.is_stub)
+        if not foreign.is_stub and not fn.pipelined:
+            list_crossings.check_call(self, expr, foreign, name, fn)
+        return returns
 
     def checked_call(
         self, expr: ast.Call, fn: FnInfo, name: str, stub: bool = False

@@ -88,6 +88,17 @@ class Symbol:
     span: ast.Span
 
 
+@record
+class ListCopy:
+    """A list crossing into or out of another module's package, copied element by element by a
+    function of the caller's package (pell.checker.list_crossings, pell.codegen.list_copies)."""
+
+    function: str  # `pell_to_text_utils_t_text_list`
+    source: str  # the list type of the value: `t_text_list`
+    target: str  # the list type it is copied into: `text_utils.t_text_list`
+    element: str  # the element type, as Pell writes it, for the comment
+
+
 @record(frozen=False)
 class FnAnalysis:
     """Per-fn facts, keyed by the id() of the AST node they are about."""
@@ -104,6 +115,10 @@ class FnAnalysis:
     )
     falls_through: bool = True  # the body can reach its end without returning
     callees: dict[int, str] = field(default_factory=dict)  # Call -> another package's fn
+    # a list passed to another package's fn: argument Expr -> its copy into the callee's type
+    list_arguments: dict[int, ListCopy] = field(default_factory=dict)
+    # a list another package's fn returns: Call -> its copy into the caller's own type
+    list_results: dict[int, ListCopy] = field(default_factory=dict)
     builtins: dict[int, str] = field(default_factory=dict)  # Call or Name -> Oracle's fn (UPPER)
     regex_calls: dict[int, str] = field(default_factory=dict)  # Call -> its `re::` fn's name
     list_indexes: dict[int, ast.MethodCall] = field(default_factory=dict)  # `xs(1)` Call -> `xs.at(1)`

@@ -13,6 +13,7 @@ from pell.checker.model import CheckedModule, FnInfo
 from pell.codegen import json_lowering
 from pell.codegen.aggregates import aggregate_statements
 from pell.codegen.expressions import quote_text
+from pell.codegen.list_copies import list_copy_function
 from pell.codegen.objects import object_type_statements
 from pell.codegen.subprograms import FnLowerer, subprogram_view
 from pell.codegen.text_forms import list_text_function, oracle_list_text_function
@@ -59,6 +60,9 @@ class LoweredModule:
     # the json functions the package's code calls (templates/json_functions.sql.j2), in order
     json_functions: tuple[str, ...] = ()
     reverse_function: str = ""  # `reverse(s)` (pell.checker.builtins); empty: not called
+    # the functions that copy a list into or out of another package's list type
+    # (pell.codegen.list_copies), by name
+    list_copy_functions: tuple[str, ...] = ()
 
 
 def _record_sql(checked: CheckedModule, name: str) -> str:
@@ -257,6 +261,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
     lowerers = [FnLowerer(checked, fn, checked.analyses[fn.decl.name], target) for fn in fns]
     subprograms = tuple(lowerer.lower_fn() for lowerer in lowerers)
     helpers = {helper for lowerer in lowerers for helper in lowerer.helpers}
+    copies = {name: copy for lowerer in lowerers for name, copy in lowerer.list_copies.items()}
     splits = naming.SPLIT_FUNCTION in helpers
     regexp_all = _used(naming.REGEXP_ALL_FUNCTION, helpers)
     regexp_split = _used(naming.REGEXP_SPLIT_FUNCTION, helpers)
@@ -306,6 +311,9 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         ),
         json_functions=tuple(f for f in json_lowering.HELPERS.values() if f in helpers),
         reverse_function=_used(naming.REVERSE_FUNCTION, helpers),
+        list_copy_functions=tuple(
+            list_copy_function(copies[name]) for name in sorted(copies)
+        ),
     )
 
 

@@ -102,6 +102,7 @@ def package_dependencies(info: AggregateInfo, target: str) -> list[str]:
         lowerer = PartLowerer(info, part, target)
         subprogram = lowerer.lower_fn()
         needed |= lowerer.helpers
+        needed.update(lowerer.list_copies)  # another package's list, copied (list_copies.py)
         for declaration in subprogram.declarations:
             if isinstance(declaration, plsql.Variable):
                 needed.update(_PACKAGE_TYPE.findall(declaration.text))

@@ -14,7 +14,7 @@ from pell import ast, naming
 from pell.checker import builtins, regex, ut
 from pell.checker import types as t
 from pell.checker.methods import BYTES_METHODS, LIST_METHODS, TEXT_METHODS, nonempty_literal
-from pell.checker.model import CheckedModule, FnAnalysis
+from pell.checker.model import CheckedModule, FnAnalysis, ListCopy
 from pell.checker.sql_typing import sql_chain
 from pell.codegen import json_lowering
 from pell.codegen.text_forms import NUMBER_FROM_TEXT, list_text_function, oracle_text, text_form
@@ -101,6 +101,9 @@ class ExpressionLowerer:
         self.calls: list[tuple[str, ...]] = []
         # The package's own helper functions the lowered expressions call (`pell_split`).
         self.helpers: set[str] = set()
+        # The package's functions that copy a list into or out of another package's list type
+        # (pell.checker.list_crossings), by name.
+        self.list_copies: dict[str, ListCopy] = {}
 
     def type_of(self, expr: ast.Expr) -> t.Type:
         return self.analysis.types.get(id(expr), t.UNKNOWN)
@@ -224,11 +227,25 @@ class ExpressionLowerer:
         callee = self.analysis.callees.get(id(expr)) or (
             naming.fn_name(path[0]) if len(path) == 1 else ".".join(path)
         )
-        lowered = [self.lower(arg) for arg in expr.args]
+        lowered = [self.copied_argument(arg) for arg in expr.args]
         lowered += [
-            f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
+            f"{self.analysis.keyword_names[id(k)]} => {self.copied_argument(k.value)}"
+            for k in expr.keywords
         ]
-        return (f"{callee}({', '.join(lowered)})" if lowered else callee), ATOM
+        call = f"{callee}({', '.join(lowered)})" if lowered else callee
+        result = self.analysis.list_results.get(id(expr))
+        if result is not None:  # another package's list, copied into the caller's own type
+            self.list_copies[result.function] = result
+            return f"{result.function}({call})", ATOM
+        return call, ATOM
+
+    def copied_argument(self, arg: ast.Expr) -> str:
+        """An argument; a list passed to another package's fn, copied into its list type."""
+        copy = self.analysis.list_arguments.get(id(arg))
+        if copy is None:
+            return self.lower(arg)
+        self.list_copies[copy.function] = copy
+        return f"{copy.function}({self.lower(arg)})"
 
     def regex_call_sql(self, name: str, args: Sequence[ast.Expr]) -> Lowered:
         """`re::name(args)`: Oracle's REGEXP_* functions (pell.checker.regex)."""
