@@ -223,3 +223,26 @@ def test_a_stubs_folder_stubs_commits_mark_is_seen_by_the_retry_checks(
     err = capsys.readouterr().err
     assert code == 1
     assert "orders.pell:7:5: error:" in err and "[commit-in-retry]" in err, err
+
+
+def test_import_std_name_keeps_the_modules_commit_in_sight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 9: the retry facts and verify kept `std::b` as written, found no such module and
+    # lost b's COMMIT; they resolve it as the checker does
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "b.pell").write_text("module b;\npub fn commit_it() {\n    sql! { commit };\n}\n")
+    (tmp_path / "a.pell").write_text(
+        "module a;\nimport std::b;\n@retry(n = 3, on = [deadlock])\n"
+        "pub fn go() {\n    b::commit_it();\n}\n"
+    )
+    code = main(["check", "--no-verify", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 1 and "a.pell:5:5: error:" in err and "[commit-in-retry]" in err, err
+    from pell.verify import program_module
+
+    caller = compile_path(tmp_path / "a.pell")
+    assert caller.module is not None and caller.lowered is not None
+    paths = frozenset({("a",), ("b",)})
+    assert program_module(caller, paths).imports == (("b",),)
+    assert program_module(caller, frozenset({("std", "b")})).imports == (("std", "b"),)

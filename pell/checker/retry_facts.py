@@ -14,6 +14,7 @@ from typing import Any
 
 from pell import ast, naming, records, sqltext
 from pell.checker import dynamic_sql
+from pell.checker.imports import imported_path
 from pell.checker.model import CheckedModule
 from pell.records import record
 from pell.sqltokens import Token, TokenType
@@ -1228,7 +1229,8 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
             len(fn.decl.params),
         )
-    imports = tuple(i.path for i in checked.module.imports)
+    # the modules as resolved (`import std::b;` is the module `b`: imports.imported_path)
+    imports = tuple(imported_path(i.path, checked.imports.index) for i in checked.module.imports)
     schema, package = naming.module_package(checked.module)
     plsql = (schema, package) if schema else (package,)
     return ModuleFacts(checked.module.path, fns, imports, package=plsql), raised

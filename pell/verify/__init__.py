@@ -65,13 +65,22 @@ class Report:
         return lines
 
 
-def program_module(result: CompileResult) -> ProgramModule:
+def program_module(
+    result: CompileResult, paths: frozenset[tuple[str, ...]] = frozenset()
+) -> ProgramModule:
+    """A compiled module as the verifier runs it; `paths`: the modules verified with it, by
+    which `import std::b;` is the module `b` unless one of them is `std::b`
+    (pell.checker.imports.imported_path)."""
     assert result.module is not None and result.lowered is not None, "verify needs SQL"
     module = result.module
     errors = [item for item in module.items if isinstance(item, ast.ErrorDecl)]
+    imports = tuple(
+        i.path[1:] if len(i.path) == 2 and i.path[0] == "std" and i.path not in paths else i.path
+        for i in module.imports
+    )
     return ProgramModule(
         path=module.path,
-        imports=tuple(i.path for i in module.imports),
+        imports=imports,
         subprograms={s.fn: s for s in result.lowered.subprograms},
         errors=tuple(e.name for e in errors),
         panics=frozenset(e.name for e in errors if runtime.error_category(e) == "panic"),
@@ -83,7 +92,8 @@ def verify(results: list[CompileResult]) -> Report:
     together."""
     from pell.postgres import PgModule
 
-    modules = [program_module(result) for result in results]
+    paths = frozenset(r.module.path for r in results if r.module is not None)
+    modules = [program_module(result, paths) for result in results]
     sources = {module.path: result.source for module, result in zip(modules, results, strict=True)}
     postgres = any(isinstance(result.lowered, PgModule) for result in results)
     return verify_program(Program(modules, postgres), sources)
