@@ -257,3 +257,19 @@ def test_std_print_is_the_print_alias_even_where_the_module_has_its_own_p() -> N
     assert sql.count("dbms_output.put_line(pell_number_text(p_n));") == 2
     assert "    p;\n" in sql  # the module's own `p`
     assert "RAISE NOTICE '%', 'hello';" in compiled(source, "postgres")
+
+
+def test_a_value_call_as_a_statement_keeps_its_effect_and_a_pure_one_is_refused() -> None:
+    # review 9: `g();` of a fn returning a value was written `g;`, which Oracle refuses
+    # (PLS-00221): its value goes to a temporary; `s.upper();` or `xs(1);` only compute one
+    sql = compiled(
+        "module m;\npub fn g() -> number { return 1; }\n"
+        "pub fn f() {\n    g();\n    dbms_random::value();\n}\n"
+    )
+    assert "    l_pell_number := g;\n    l_pell_number := dbms_random.value;\n" in sql
+    found = errors(
+        "module m;\npub fn f(xs: list<int>, s: text) {\n"
+        "    var ys: list<int> = xs;\n"
+        "    ys(1);\n    ys.at(1);\n    s.upper();\n    s.len();\n    ys.append(2);\n}\n"
+    )
+    assert [d.code for d in found] == ["not-a-statement"] * 4

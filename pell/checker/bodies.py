@@ -319,7 +319,15 @@ class BodyChecker(ExpressionChecker):
             self.analysis.types[id(expr)] = check_match(self, expr, None, self.arm_statements)
             return
         if sql_chain(expr) is not None or isinstance(expr, ast.Call | ast.MethodCall):
+            before = self.diagnostic_count()
             self.expr(stmt.expr, None, as_statement=True)
+            if self.diagnostic_count() == before and self.pure_value(expr):
+                self.error(
+                    "not-a-statement",
+                    "the value of this call is not used, and it has no effect: a statement is "
+                    "a call for its effect, an assignment or SQL",
+                    stmt.span,
+                )
             return
         self.expr(stmt.expr, None)
         self.error(
@@ -327,6 +335,16 @@ class BodyChecker(ExpressionChecker):
             "this expression's value is not used; a statement is a call, an assignment or SQL",
             stmt.span,
         )
+
+    def pure_value(self, expr: ast.Expr) -> bool:
+        """A built-in method of a list, text, bytes or other scalar (but `.append`), or a
+        list read by call syntax (`xs(1)`): a value and nothing else."""
+        if isinstance(expr, ast.Call):
+            return id(expr) in self.analysis.list_indexes
+        if not isinstance(expr, ast.MethodCall) or expr.name == "append":
+            return False
+        target = self.analysis.types.get(id(expr.target))
+        return isinstance(target, t.ListType | t.Scalar) and target != t.JSON
 
     def arm_statements(self, body: ast.Block | ast.Expr) -> None:
         """A statement `match` arm: a block, or one expression statement."""

@@ -733,6 +733,15 @@ class FnLowerer(ExpressionLowerer):
                 return
             self.store(f"{target}({after})", value, element)
             return
+        value_type = self.type_of(expr)
+        if isinstance(expr, ast.Call | ast.MethodCall) and not isinstance(
+            value_type, t.UnitType | t.UnknownType | t.NeverType | t.NullType
+        ):
+            # a function called for its effects: PL/SQL calls a function only in an
+            # expression (a statement `f;` is PLS-00221), so its value goes to a temporary
+            holder = self.temp(value_type)
+            self.emit(plsql.Assign(holder, self.lower(expr)))
+            return
         self.emit(plsql.Exec(self.lower(expr)))
 
     def stmt_if(self, stmt: ast.If) -> None:
