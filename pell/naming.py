@@ -19,6 +19,9 @@ ACTION_VARIABLE = "l_pell_action"
 INDEX_VARIABLE = "l_pell_i"  # the index of a loop over a list
 LAST_INDEX_VARIABLE = "l_pell_last"  # the last index a loop over a caller's list visits
 FETCH_BATCH_VARIABLE = "l_pell_rows"  # a cursor loop's batch of rows (BULK COLLECT ... LIMIT)
+# a `cursor<dyn>` loop's DBMS_SQL cursor number and its columns (pell_dyn_open)
+DYN_CURSOR_VARIABLE = "l_pell_dyn"
+DYN_COLUMNS_VARIABLE = "l_pell_dyn_columns"
 FETCH_LOOP_LABEL = "pell_fetch"  # the loop of FETCHes a `break` in the rows' loop leaves
 # Rows a cursor loop fetches at once: the batch PL/SQL's own cursor FOR loop fetches
 FETCH_BATCH_SIZE = 100

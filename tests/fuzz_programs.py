@@ -1916,6 +1916,11 @@ _SKIPPED = frozenset({"Whitespace", "LineComment", "BlockComment"})
 _COLLECTION_METHODS = frozenset(
     {"delete", "prior", "count", "exists", "first", "last", "next", "extend", "trim", "limit"}
 )
+# Subprograms of Oracle's own packages whose names are on the reserved list: COLUMN_VALUE is
+# reserved as an attribute name only (pell.naming.ORACLE_RESERVED), and DBMS_SQL declares a
+# procedure of that name (PL/SQL Packages and Types Reference, DBMS_SQL, COLUMN_VALUE
+# Procedure), which pell_dyn_row calls.
+_SUPPLIED_MEMBERS = frozenset({("dbms_sql", "column_value")})
 _PLAIN_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_$#]*")
 
 
@@ -2382,9 +2387,11 @@ class _Linter:
                 self.declared(self.next(), "a label")
             elif token.kind == "Dot" and self.peek().kind == "Ident":
                 member = self.peek()
+                qualifier = self.tokens[self.i - 2].text.lower() if self.i >= 2 else ""
                 if (
                     member.text.lower() in ORACLE_RESERVED
                     and member.text.lower() not in _COLLECTION_METHODS
+                    and (qualifier, member.text.lower()) not in _SUPPLIED_MEMBERS
                 ):
                     self.problems.append(
                         Problem(

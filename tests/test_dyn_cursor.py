@@ -192,9 +192,12 @@ def test_a_dynamic_query_is_a_read_and_a_spliced_statement_a_commit_for_retry() 
     assert [d.code for d in result.diagnostics if d.is_error] == ["commit-in-retry"]
 
 
-def test_a_cursor_of_dyn_rows_cannot_be_read_by_for() -> None:
-    codes = _compile("for r in c { }", "pub fn f(c: cursor<dyn>)")
-    assert codes == ["unsupported"]
+def test_a_cursor_of_dyn_rows_is_read_by_for_as_json() -> None:
+    # the rows' lowering: tests/test_dyn_rows.py
+    assert _compile("for r in c { let n: number = r; }", "pub fn f(c: cursor<dyn>)") == [
+        "type-mismatch"
+    ]
+    assert _compile("for r in c { println(json::get_text(r, \"$.A\")); }", "pub fn f(c: cursor<dyn>)") == []
 
 
 TOTAL_PG = """

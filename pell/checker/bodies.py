@@ -469,32 +469,26 @@ class BodyChecker(ExpressionChecker):
             self.analysis.types[id(source)] = variable.type
         else:
             source_type = self.cursor_source(source) or self.expr(source, None)
+            element: t.Type = t.UNKNOWN
             if isinstance(source_type, t.CursorType) and source_type.element == t.DYN_ROW:
-                self.error(
-                    "unsupported",
-                    "the rows of a `cursor<dyn>` have columns known only at run time, and "
-                    "pellc has no type to fetch them into yet",
-                    source.span,
-                    "open it as `cursor<R>`, with R a record of the query's columns, or hand "
-                    "it to the caller with `return`",
-                )
-                source_type = t.UNKNOWN
+                # its columns are known only at run time: each row is a `json` object keyed
+                # by column name (pell.codegen.dyn_rows)
+                element = t.JSON
             elif isinstance(source_type, t.CursorType):
                 self.analysis.fetched_rows.append(source_type.element)
-            if isinstance(source_type, t.ListType | t.CursorType):
-                variable = self.declare_local(
-                    stmt.var, source_type.element, stmt.var_span, kind="loop"
+                element = source_type.element
+            elif isinstance(source_type, t.ListType):
+                element = source_type.element
+            elif not isinstance(source_type, t.UnknownType):
+                self.error(
+                    "type-mismatch",
+                    f"`for` runs over a range, a list, a cursor or `sql! {{ select ... }}`, "
+                    f"not {quoted_with_article(source_type)}",
+                    source.span,
                 )
+            variable = self.declare_local(stmt.var, element, stmt.var_span, kind="loop")
+            if isinstance(source_type, t.ListType | t.CursorType):
                 self.analysis.locals.append(variable)
-            else:
-                if not isinstance(source_type, t.UnknownType):
-                    self.error(
-                        "type-mismatch",
-                        f"`for` runs over a range, a list, a cursor or `sql! {{ select ... }}`, "
-                        f"not {quoted_with_article(source_type)}",
-                        source.span,
-                    )
-                variable = self.declare_local(stmt.var, t.UNKNOWN, stmt.var_span, kind="loop")
         self.scopes.pop()
         self.analysis.bindings[id(stmt)] = variable
         if isinstance(variable.type, t.SqlRow):

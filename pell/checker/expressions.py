@@ -17,6 +17,7 @@ from pell.checker.methods import (
     BYTES_METHODS,
     DATETIME_FIELDS,
     LIST_METHODS,
+    PAD_METHODS,
     TEXT_METHODS,
     spoken_list,
 )
@@ -643,7 +644,8 @@ class ExpressionChecker(SqlChecker):
             for arg in expr.args:
                 self.expr(arg, None)
             return method.result
-        if t.is_text(target) or isinstance(target, t.SqlValue) or target == t.BYTES:
+        padded = t.is_numeric(target) and expr.name in PAD_METHODS  # a number as its text
+        if t.is_text(target) or isinstance(target, t.SqlValue) or target == t.BYTES or padded:
             kind, methods = ("bytes", BYTES_METHODS) if target == t.BYTES else ("text", TEXT_METHODS)
             method = methods.get(expr.name)
             if method is None:

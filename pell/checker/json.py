@@ -45,6 +45,7 @@ TABLE: tuple[JsonFn, ...] = (
     JsonFn("get_number", "a json value and a path (`\"$.age\"`)", t.NUMBER),
     JsonFn("get_json", "a json value and a path to an object or array", JSON),
     JsonFn("has", "a json value and a path", t.BOOL),
+    JsonFn("get_keys", "a json object", t.ListType(t.TEXT)),
     JsonFn("parse", "a text", JSON),
     JsonFn("stringify", "a json value", t.TEXT),
     JsonFn("from", "a record", JSON),
@@ -216,7 +217,7 @@ def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | No
             call = JsonCall(name, call.optional, literal)
     elif name == "parse":
         _argument(checker, expr, 0, t.TEXT, name)
-    elif name == "stringify":
+    elif name in ("stringify", "get_keys"):
         _argument(checker, expr, 0, JSON, name)
     elif name == "from":
         source = checker.expr(expr.args[0], None)

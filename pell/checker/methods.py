@@ -105,6 +105,12 @@ METHODS: tuple[Method, ...] = (
         tests_text=True,
     ),
     Method("substr", "text", (t.INT, t.INT), t.TEXT, "SUBSTR({receiver}, {0}, {1})", ATOM),
+    # Blanks added on the right (left) up to n characters; a longer text is cut to its first
+    # n: "If expr1 is longer than n, then this function returns the portion of expr1 that
+    # fits in n" (SQL Language Reference, RPAD, LPAD). A number is padded as its text
+    # (PAD_METHODS).
+    Method("rpad", "text", (t.INT,), t.TEXT, "RPAD({receiver}, {0})", ATOM),
+    Method("lpad", "text", (t.INT,), t.TEXT, "LPAD({receiver}, {0})", ATOM),
     # The parts between occurrences of the delimiter, empty ones kept (as NULL): a loop over
     # INSTR in a function of the package (templates/split_function.sql.j2).
     Method(
@@ -156,6 +162,10 @@ DATETIME_FIELDS: dict[str, tuple[str, ...]] = {
     "timestamp": ("year", "month", "day", "hour", "minute", "second"),
     "interval": ("day", "hour", "minute", "second"),
 }
+
+# The text methods a number takes too, on the text interpolation writes for it (public Pell's
+# `n.rpad(10)`, which pell 0.1 leaves to an implicit, session-dependent conversion)
+PAD_METHODS = ("rpad", "lpad")
 
 # name -> method, for each receiver
 TEXT_METHODS: dict[str, Method] = {m.name: m for m in METHODS if m.receiver == "text"}

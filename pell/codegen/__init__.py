@@ -16,7 +16,12 @@ from pell.codegen.expressions import quote_text
 from pell.codegen.list_copies import list_copy_function
 from pell.codegen.objects import object_type_statements
 from pell.codegen.subprograms import FnLowerer, subprogram_view
-from pell.codegen.text_forms import list_text_function, oracle_list_text_function
+from pell.codegen.text_forms import (
+    JSON_SEPARATOR,
+    datetime_mask,
+    list_text_function,
+    oracle_list_text_function,
+)
 from pell.codegen.types import plsql_type
 from pell.oracle_errors import NEVER_RETRY, PANIC_RANGE
 from pell.plsql import MARKER_END, MARKER_START, source_marker
@@ -59,6 +64,9 @@ class LoweredModule:
     aggregates: tuple[str, ...] = ()
     # the json functions the package's code calls (templates/json_functions.sql.j2), in order
     json_functions: tuple[str, ...] = ()
+    # how pell_dyn_row writes a date and a timestamp: as the json type writes them
+    json_date_mask: str = ""
+    json_timestamp_mask: str = ""
     reverse_function: str = ""  # `reverse(s)` (pell.checker.builtins); empty: not called
     # the functions that copy a list into or out of another package's list type
     # (pell.codegen.list_copies), by name
@@ -102,11 +110,11 @@ def type_declarations(checked: CheckedModule) -> tuple[list[str], list[str]]:
         for type_ in signature_types(fn):
             used += _named_types(type_)
         # a cursor's rows are fetched in batches into a list of its row type
-        # (a `cursor<dyn>` has no row type: it is only handed on)
+        # (a cursor<dyn>'s rows are read through DBMS_SQL, one at a time: no batch)
         used += [
             t.ListType(p.type.element)
             for p in fn.params
-            if isinstance(p.type, t.CursorType) and not isinstance(p.type.element, t.DynRow)
+            if isinstance(p.type, t.CursorType) and p.type.element != t.DYN_ROW
         ]
     # one type per expression: filtered in a comprehension, not a call per type
     for analysis in checked.analyses.values():
@@ -291,7 +299,9 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         subprograms=subprograms,
         split_function=naming.SPLIT_FUNCTION if splits else "",
         text_list_type=(
-            plsql_type(t.ListType(t.TEXT), "local") if splits or regexp_all or regexp_split else ""
+            plsql_type(t.ListType(t.TEXT), "local")
+            if splits or regexp_all or regexp_split or json_lowering.KEYS_HELPER in helpers
+            else ""
         ),
         regexp_all_function=regexp_all,
         regexp_split_function=regexp_split,
@@ -309,7 +319,12 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
             for info in checked.aggregates.values()
             for statement in aggregate_statements(info, target)
         ),
-        json_functions=tuple(f for f in json_lowering.HELPERS.values() if f in helpers),
+        json_functions=tuple(
+            f for f in (*json_lowering.HELPERS.values(), *json_lowering.DYN_ROW_HELPERS)
+            if f in helpers
+        ),
+        json_date_mask=datetime_mask("date", JSON_SEPARATOR),
+        json_timestamp_mask=datetime_mask("timestamp", JSON_SEPARATOR),
         reverse_function=_used(naming.REVERSE_FUNCTION, helpers),
         list_copy_functions=tuple(
             list_copy_function(copies[name]) for name in sorted(copies)

@@ -13,7 +13,13 @@ from typing import Any
 from pell import ast, naming
 from pell.checker import builtins, regex, ut
 from pell.checker import types as t
-from pell.checker.methods import BYTES_METHODS, LIST_METHODS, TEXT_METHODS, nonempty_literal
+from pell.checker.methods import (
+    BYTES_METHODS,
+    LIST_METHODS,
+    PAD_METHODS,
+    TEXT_METHODS,
+    nonempty_literal,
+)
 from pell.checker.model import CheckedModule, FnAnalysis, ListCopy
 from pell.checker.sql_typing import sql_chain
 from pell.codegen import json_lowering
@@ -321,9 +327,12 @@ class ExpressionLowerer:
             target_sql = wrap(self.lower_with_precedence(expr.target), ATOM)
             arguments = ", ".join(self.lower(arg) for arg in expr.args)
             return f"{target_sql}.{naming.fn_name(expr.name)}({arguments})", ATOM
-        target = self.lower_with_precedence(expr.target)
-        args = [self.lower(arg) for arg in expr.args]
         target_type = self.type_of(expr.target)
+        if t.is_numeric(target_type) and expr.name in PAD_METHODS:
+            target = self.as_text(expr.target)  # padded as interpolation writes it
+        else:
+            target = self.lower_with_precedence(expr.target)
+        args = [self.lower(arg) for arg in expr.args]
         methods = (
             LIST_METHODS
             if isinstance(target_type, t.ListType)

@@ -35,7 +35,13 @@ HELPERS = {
     "set": "pell_json_set",
     "remove": "pell_json_remove",
     "append": "pell_json_append",
+    "get_keys": "pell_json_keys",
 }
+KEYS_HELPER = HELPERS["get_keys"]  # returns the package's list<text> type
+# `for row in c` over a cursor<dyn> (templates/json_functions.sql.j2): open, then one row
+DYN_OPEN_HELPER = "pell_dyn_open"
+DYN_ROW_HELPER = "pell_dyn_row"
+DYN_ROW_HELPERS = (DYN_OPEN_HELPER, DYN_ROW_HELPER)
 
 
 def quote(text: str) -> str:
@@ -124,6 +130,9 @@ def call_sql(lowerer: ExpressionLowerer, expr: ast.Call, call: JsonCall) -> Lowe
     if name == "into":
         return lowerer.prelude_value(expr), ATOM  # field by field: pell.codegen.subprograms
     document = lowerer.lower(expr.args[0])
+    if name == "get_keys":
+        lowerer.helpers.add(HELPERS[name])
+        return f"{HELPERS[name]}({document})", ATOM
     if call.path is None:  # a path computed at run time
         helper = HELPERS[name]
         lowerer.helpers.add(helper)

@@ -116,6 +116,7 @@ class FnLowerer(ExpressionLowerer):
         self.continue_advances: dict[int, plsql.Stmt] = {}
         self.dense = dense_locals(checked, fn, analysis)  # local lists pellc fills itself
         self.fetched_cursors: list[str] = []  # the cursors the fn's handler closes
+        self.dyn_cursors: list[str] = []  # the DBMS_SQL cursor numbers of `cursor<dyn>` loops
         # each local cursor's CLOSE if open, by its PL/SQL name: run with the exit hooks at a
         # `return` and at the end of the body (`lower_fn`)
         self.cursor_hooks: dict[str, tuple[tuple[plsql.Stmt, ...], int]] = {}
@@ -252,7 +253,10 @@ class FnLowerer(ExpressionLowerer):
                     self.emit(plsql.Return())
 
         statements = self.collect(body)
-        handler[:0] = [self.close_if_open(cursor) for cursor in self.fetched_cursors]
+        handler[:0] = [
+            *(self.close_if_open(cursor) for cursor in self.fetched_cursors),
+            *(self.close_dyn_if_open(number) for number in self.dyn_cursors),
+        ]
         handlers = []
         if handler:
             handlers.append(plsql.Handler([plsql.OTHERS], [*handler, self.at(plsql.Raise())]))
@@ -300,6 +304,12 @@ class FnLowerer(ExpressionLowerer):
         "Pipelined Table Function Handles NO_DATA_NEEDED", which cleans up so)."""
         close = self.at(plsql.Exec(f"CLOSE {cursor}"))
         still_open = plsql.Branch(plsql.Opaque(f"{cursor}%ISOPEN"), [close])
+        return self.at(plsql.If([still_open], one_line=True))
+
+    def close_dyn_if_open(self, number: str) -> plsql.If:
+        """A `cursor<dyn>` loop's DBMS_SQL cursor, closed on the way out by an exception."""
+        close = self.at(plsql.Exec(f"DBMS_SQL.CLOSE_CURSOR({number})"))
+        still_open = plsql.Branch(plsql.Opaque(f"DBMS_SQL.IS_OPEN({number})"), [close])
         return self.at(plsql.If([still_open], one_line=True))
 
     def finally_procedure(self, body: ast.Block) -> list[plsql.Declaration]:
@@ -825,12 +835,20 @@ class FnLowerer(ExpressionLowerer):
             head = f"FOR {variable} IN 1 .. {items}.COUNT"
             self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
         elif isinstance(cursor_type := self.type_of(source), t.CursorType):
-            if isinstance(source, ast.Name):
+            symbol = self.analysis.names.get(id(source))
+            # DBMS_SQL.TO_CURSOR_NUMBER takes its ref cursor IN OUT, which a parameter passed
+            # IN is not: a cursor<dyn> parameter is read through a copy of the cursor variable
+            in_param = symbol is not None and symbol.kind == "param"
+            copied = cursor_type.element == t.DYN_ROW and in_param
+            if isinstance(source, ast.Name) and not copied:
                 cursor = self.lower(source)
             else:  # a call that returns a cursor: held while the loop reads it
                 cursor = self.held(cursor_type)
                 self.store(cursor, source, cursor_type)
-            self.cursor_loop(variable, cursor, cursor_type.element, stmt.body)
+            if cursor_type.element == t.DYN_ROW:
+                self.dyn_cursor_loop(variable, cursor, stmt.body)
+            else:
+                self.cursor_loop(variable, cursor, cursor_type.element, stmt.body)
         elif (chain := sql_chain(source)) is None or chain[1]:
             self.list_loop(variable, source, stmt.body)
         else:
@@ -956,6 +974,41 @@ class FnLowerer(ExpressionLowerer):
         self.taken.discard(row)
         rows = self.at(plsql.Loop(f"FOR {row} IN 1 .. {batch}.COUNT", statements))
         self.emit(plsql.Loop("", [*fetch, rows], label=label))
+        self.emit(self.at(replace(close)))
+
+    def dyn_cursor_loop(self, variable: str, cursor: str, body: ast.Block) -> None:
+        """`for row in c` over a `cursor<dyn>`: each row a json object keyed by column name,
+        read through DBMS_SQL (templates/json_functions.sql.j2: pell_dyn_open makes the ref
+        cursor a DBMS_SQL cursor number and defines its columns, pell_dyn_row fetches the next
+        row as JSON, NULL after the last). The number is closed with DBMS_SQL.CLOSE_CURSOR
+        after the loop, before a `break` or `return` leaves it, and in the fn's handler, where
+        DBMS_SQL.IS_OPEN is FALSE for a number never opened, NULL, or one CLOSE_CURSOR set to
+        NULL (PL/SQL Packages and Types Reference, DBMS_SQL: IS_OPEN Function, CLOSE_CURSOR
+        Procedure). From TO_CURSOR_NUMBER on, the ref cursor is DBMS_SQL's: the fn's
+        handler does not CLOSE it as it does a cursor a `cursor<R>` loop reads."""
+        self.helpers.update(json_lowering.DYN_ROW_HELPERS)
+        number = naming.unique(naming.DYN_CURSOR_VARIABLE, self.taken)
+        columns = naming.unique(naming.DYN_COLUMNS_VARIABLE, self.taken)
+        self.temp_declarations.append(f"{number} INTEGER;")
+        self.temp_declarations.append(f"{columns} DBMS_SQL.DESC_TAB2;")
+        self.dyn_cursors.append(number)
+        if self.fn.retry is not None:
+            # an attempt an exception ended left its cursor open (the fn's handler runs only
+            # when no attempt is left): closed before the next attempt opens another
+            self.emit(self.close_dyn_if_open(number))
+        opened = f"{json_lowering.DYN_OPEN_HELPER}({cursor}, {columns})"
+        self.emit(self.at(plsql.Assign(number, opened)))
+        close = plsql.Exec(f"DBMS_SQL.CLOSE_CURSOR({number})")
+        # at this loop's depth: a `break` or `continue` inside (one deeper) does not run it
+        self.exit_hooks.append(((close,), self.loop_depth))
+        row = f"{json_lowering.DYN_ROW_HELPER}({number}, {columns})"
+        fetch: list[plsql.Stmt] = [
+            self.at(plsql.Assign(variable, row)),
+            self.at(plsql.ExitWhen(plsql.Opaque(f"{variable} IS NULL"), holds=True)),
+        ]
+        statements = [*fetch, *self.loop_body(body)]
+        self.exit_hooks.pop()
+        self.emit(self.at(plsql.Loop("", statements)))
         self.emit(self.at(replace(close)))
 
     def loop_exit_hooks(self) -> list[tuple[tuple[plsql.Stmt, ...], int]]:

@@ -17,7 +17,7 @@ from pell import ast, naming, plsql, sqltext
 from pell.checker import builtins as checker_builtins
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
-from pell.checker.methods import nonempty_literal
+from pell.checker.methods import PAD_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, int_product, int_quotient, quote_text
@@ -449,7 +449,14 @@ class PgFnLowerer:
             # FOREACH raises "FOREACH expression must not be null": a NULL array (a SQL
             # caller's) is empty, as for `.len()` and `.indices()`
             head = f"FOREACH {variable.plsql} IN ARRAY coalesce({self.lower(source)}, '{{}}')"
-        elif isinstance(self.type_of(source), t.CursorType):
+        elif isinstance(cursor_type := self.type_of(source), t.CursorType):
+            if cursor_type.element == t.DYN_ROW:
+                # Oracle reads its columns through DBMS_SQL into a json object each
+                # (pell.codegen.subprograms.dyn_cursor_loop): not lowered here
+                raise self.unsupported(
+                    "a `for` over a `cursor<dyn>` (its rows read as json through DBMS_SQL)",
+                    source.span,
+                )
             # a refcursor the caller opened: FETCH until none is left, then CLOSE
             cursor = self.lower(source)
             fetch = self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}"))
@@ -831,7 +838,10 @@ class PgFnLowerer:
                 # docs, "Mathematical Functions and Operators")
                 return f"round({self.lower(expr.target)})", ATOM
             return self.lower_with_precedence(expr.target)
-        receiver = self.lower_with_precedence(expr.target)
+        if t.is_numeric(target_type) and expr.name in PAD_METHODS:
+            receiver = self.as_text(expr.target), ATOM  # padded as interpolation writes it
+        else:
+            receiver = self.lower_with_precedence(expr.target)
         value = wrap(receiver, ATOM)
         args = [self.lower(arg) for arg in expr.args]
         if t.family(target_type) in ("date", "timestamp", "interval"):
@@ -870,6 +880,11 @@ class PgFnLowerer:
                 "ends_with": (f"right({text}, length({argument})) = {argument}", COMPARISON),
                 "substr": (f"substr({receiver[0]}, {', '.join(args)})", ATOM),
                 "split": (f"string_to_array({receiver[0]}, {args[0] if args else ''})", ATOM),
+                # '' padded is NULL on Oracle, which keeps '' as NULL; rpad and lpad cut a
+                # longer text to n characters as Oracle's do (PostgreSQL Documentation,
+                # String Functions)
+                "rpad": (f"rpad(nullif({receiver[0]}, ''), {', '.join(args)})", ATOM),
+                "lpad": (f"lpad(nullif({receiver[0]}, ''), {', '.join(args)})", ATOM),
             }
             if expr.name in texts:
                 return texts[expr.name]
