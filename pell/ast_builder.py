@@ -336,6 +336,7 @@ class AstBuilder:
         stmts = tuple(
             c for c in children if not isinstance(c, ast.Import | ast.Fn | ast.Record | _Unsupported)
         )
+        self._own_print_aliases(items)
         self._escape_warnings()
         whole = ast.Span(span.start, len(self.text))
         body = ast.Block(stmts, span=whole)

@@ -180,6 +180,22 @@ def unique(name: str, taken: set[str]) -> str:
     return candidate
 
 
+# Functions of package STANDARD (and SQL's that PL/SQL takes from it) that are no reserved
+# words. PL/SQL resolves the first name of `log.info(...)` to STANDARD's LOG before a schema
+# object, and then fails: "PLS-00225: subprogram or cursor 'LOG' reference is out of scope"
+# (Database Error Messages; PL/SQL Language Reference, "PL/SQL Name Resolution"). A package
+# of a one-part module with such a name is `pkg_<name>`, as a reserved word's is.
+STANDARD_FUNCTIONS = frozenset(
+    """abs acos add_months ascii asin atan atan2 bitand ceil chr coalesce concat cos cosh
+    decode dump exp extract floor greatest initcap instr last_day least length ln log lower
+    lpad ltrim mod months_between next_day nls_lower nls_upper nullif nvl nvl2 power rawtohex
+    regexp_count regexp_instr regexp_like regexp_replace regexp_substr replace round rpad
+    rtrim sign sin sinh soundex sqlcode sqlerrm sqrt substr sys_guid sysdate systimestamp tan
+    tanh to_char to_clob to_date to_number to_timestamp translate trim trunc uid upper
+    userenv vsize xor""".split()
+)
+
+
 def package_name(
     module_path: tuple[str, ...], chosen: str | None = None
 ) -> tuple[str | None, str]:
@@ -189,6 +205,8 @@ def package_name(
     if chosen is not None:
         return schema, chosen.lower()
     if len(module_path) == 1:  # called as `pkg.fn(...)`: the package's name begins a statement
+        if module_path[0].lower() in STANDARD_FUNCTIONS:
+            return None, f"pkg_{module_path[0].lower()}"
         return None, _unreserved(module_path[0], "pkg_", begins_statements=True)
     return schema, _unreserved("_".join(module_path[1:]), "pkg_")  # `schema.pkg.fn(...)`
 

@@ -273,3 +273,30 @@ def test_a_value_call_as_a_statement_keeps_its_effect_and_a_pure_one_is_refused(
         "    ys(1);\n    ys.at(1);\n    s.upper();\n    s.len();\n    ys.append(2);\n}\n"
     )
     assert [d.code for d in found] == ["not-a-statement"] * 4
+
+
+def test_a_one_part_module_named_like_a_standard_function_is_a_pkg_package() -> None:
+    # review 9: a package LOG is shadowed by STANDARD's LOG in `log.info(...)` (PLS-00225)
+    sql = compiled('module log;\npub fn info(msg: text) { println("I {msg}"); }\n')
+    assert "CREATE OR REPLACE PACKAGE pkg_log AS" in sql
+    sql = compiled('module ledger;\npub fn info(msg: text) { println("I {msg}"); }\n')
+    assert "CREATE OR REPLACE PACKAGE ledger AS" in sql
+
+
+def test_a_scripts_own_p_is_called_there() -> None:
+    result = compile_source(
+        'let n = 1;\np(n);\nfn p(x: number) { dbms_output::put_line("mine"); }\n', "s.pell"
+    )
+    assert result.sql is not None and "\n  p(l_n);\n" in result.sql
+
+
+def test_an_object_type_in_a_signature_is_located_on_postgres() -> None:
+    # review 9: a type used only in a signature, a list or a record field crashed (exit 3)
+    result = compile_source(
+        "module pgt;\npub type Money { amount: number; }\npub fn f(ms: list<Money>) {\n}\n"
+        "pub record R { m: Money }\npub fn g(m: Money) { }\n",
+        "m.pell",
+        "postgres",
+    )
+    assert result.sql is None
+    assert [d.code for d in result.diagnostics if d.is_error] == ["unsupported"]

@@ -107,6 +107,10 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     suite = suite_annotation(module)
     if suite is not None:  # utPLSQL is Oracle's: no PostgreSQL framework reads its annotations
         diagnostics.append(_unsupported("a utPLSQL suite (`@suite`)", suite.span))
+    if checked.objects:
+        # every use of an object type (a signature, a record field, a list) has no type to
+        # lower to: the declarations are what is reported
+        return None, diagnostics
     functions: list[str] = []
     subprograms: list[plsql.Subprogram] = []
     for name, fn in checked.fns.items():
