@@ -192,7 +192,7 @@ def test_jq_values_must_be_there_and_compared_members_filter() -> None:
     assert "f0 NUMBER PATH '$.n' NULL ON ERROR NULL ON EMPTY" in sql
     assert "f1 VARCHAR2(4000) PATH '$.k' NULL ON ERROR NULL ON EMPTY" in sql
     # `and` binds tighter than `or`, as in jq; one column per compared member and type
-    assert "WHERE jt.f0 = 1 OR (jt.f1 = 'x' AND jt.f0 > 2)" in sql
+    assert "WHERE jt.pell_f0 = 1 OR (jt.pell_f1 = 'x' AND jt.pell_f0 > 2)" in sql
 
 
 def test_jq_takes_the_terminators_of_sql() -> None:
@@ -210,7 +210,7 @@ def test_jq_takes_the_terminators_of_sql() -> None:
     assert "SELECT jt.v INTO l_n\n      FROM JSON_TABLE(p_j, '$' ERROR ON ERROR" in sql
     assert "v NUMBER PATH '$.count' ERROR ON ERROR ERROR ON EMPTY" in sql
     assert "SELECT jt.name, jt.age INTO l_u.name, l_u.age" in sql
-    assert "WHERE jt.f0 > 1 FETCH FIRST 1 ROWS ONLY;" in sql
+    assert "WHERE jt.pell_f0 > 1 FETCH FIRST 1 ROWS ONLY;" in sql
     assert "WHEN NO_DATA_FOUND THEN" in sql
 
 
@@ -356,3 +356,23 @@ def test_postgres_json_fns_behave_as_on_oracle(postgres_database: str) -> None:
                 one("select pgjson.age_of(%s::jsonb)", bad)
         with pytest.raises(psycopg.Error):
             one("select pgjson.round_trip(%s)", "{not json")
+
+
+def test_jq_columns_of_its_own_never_clash_and_an_empty_string_is_refused() -> None:
+    # review 8: a record row's field `f0` and the column `select` compares were both `f0`;
+    # `select(.x != "")` compared with Oracle's NULL and passed no row
+    result = compile_source(
+        "module m;\nrecord P { f0: text }\npub fn d(j: json) -> list<P> {\n"
+        "    let ps: list<P> = jq!{ j | .users[] | select(.age >= 18) | .p }.collect();\n"
+        "    return ps;\n}\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert "pell_f0 NUMBER PATH '$.age'" in result.sql and "WHERE jt.pell_f0 >= 18" in result.sql
+    empty = compile_source(
+        "module m;\npub fn n(j: json) -> list<text> {\n"
+        '    let xs: list<text> = jq!{ j | .users[] | select(.nick != "") | .name }.collect();\n'
+        "    return xs;\n}\n",
+        "m.pell",
+    )
+    assert [d.code for d in empty.diagnostics] == ["bad-jq"]

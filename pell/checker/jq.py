@@ -267,6 +267,15 @@ class _Parser:
             return Comparison(tuple(steps), _SQL_OPERATORS[op.text], value.text, True)
         if value.kind == "string":
             text = re.sub(r"\\(.)", r"\1", value.text[1:-1])
+            if not text:
+                # Oracle's '' is NULL ("a character value with a length of zero", SQL Language
+                # Reference, Nulls): `= ''` and `<> ''` are never true, and no row would pass
+                raise JqError(
+                    "`select` cannot compare with `\"\"`: Oracle reads the empty string as NULL, "
+                    "so the comparison is never true",
+                    value.offset,
+                    len(value.text),
+                )
             return Comparison(tuple(steps), _SQL_OPERATORS[op.text], _quote(text), False)
         raise JqError(
             f"`select` compares with a number or a string, not {_shown(value)}",
@@ -406,13 +415,15 @@ def _column_type(
 
 def _condition(condition: Condition | Comparison, columns: list[str], top: bool = False) -> str:
     """The WHERE condition, each compared member a column of its own (added to `columns`:
-    f0, f1, ...)."""
+    pell_f0, pell_f1, ...)."""
     if isinstance(condition, Comparison):
         sql_type = "NUMBER" if condition.is_number else "VARCHAR2(4000)"
         definition = f"{sql_type} PATH {_path(condition.path)} NULL ON ERROR NULL ON EMPTY"
         known = [c.split(" ", 1) for c in columns]
-        column = next((name for name, rest in known if rest == definition), f"f{len(columns)}")
-        if column == f"f{len(columns)}":
+        # `pell_` names: a record row's columns are its fields' names, which may be `f0`
+        fresh = f"pell_f{len(columns)}"
+        column = next((name for name, rest in known if rest == definition), fresh)
+        if column == fresh:
             columns.append(f"{column} {definition}")
         return f"jt.{column} {condition.op} {condition.literal}"
     joined = f" {condition.join.upper()} ".join(_condition(p, columns) for p in condition.parts)

@@ -35,8 +35,8 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
     SELECT jt.v BULK COLLECT INTO l_names
       FROM JSON_TABLE(p_j, '$.users[*]' ERROR ON ERROR
              COLUMNS (v VARCHAR2(4000) PATH '$.name' ERROR ON ERROR ERROR ON EMPTY,
-                      f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
-     WHERE jt.f0 >= 18;
+                      pell_f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
+     WHERE jt.pell_f0 >= 18;
     RETURN l_names;
   END adult_names;
 
@@ -65,8 +65,8 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
     SELECT jt.v BULK COLLECT INTO l_names
       FROM JSON_TABLE(p_j, '$.users[*]' ERROR ON ERROR
              COLUMNS (v VARCHAR2(4000) PATH '$.name' ERROR ON ERROR ERROR ON EMPTY,
-                      f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
-     WHERE jt.f0 >= 18 AND jt.f0 <= 65;
+                      pell_f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
+     WHERE jt.pell_f0 >= 18 AND jt.pell_f0 <= 65;
     RETURN l_names;
   END working_age;
 
@@ -76,9 +76,9 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
     SELECT jt.v BULK COLLECT INTO l_ids
       FROM JSON_TABLE(p_j, '$.org.members[*]' ERROR ON ERROR
              COLUMNS (v NUMBER PATH '$.id' ERROR ON ERROR ERROR ON EMPTY,
-                      f0 VARCHAR2(4000) PATH '$.role' NULL ON ERROR NULL ON EMPTY,
-                      f1 NUMBER PATH '$.active' NULL ON ERROR NULL ON EMPTY)) jt
-     WHERE (jt.f0 = 'admin' OR jt.f0 = 'owner''s') AND jt.f1 <> 0;
+                      pell_f0 VARCHAR2(4000) PATH '$.role' NULL ON ERROR NULL ON EMPTY,
+                      pell_f1 NUMBER PATH '$.active' NULL ON ERROR NULL ON EMPTY)) jt
+     WHERE (jt.pell_f0 = 'admin' OR jt.pell_f0 = 'owner''s') AND jt.pell_f1 <> 0;
     RETURN l_ids;
   END admins_or_owners;
 
@@ -99,8 +99,8 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
         FROM JSON_TABLE(p_j, '$.users[*]' ERROR ON ERROR
                COLUMNS (name VARCHAR2(4000) PATH '$.name' ERROR ON ERROR ERROR ON EMPTY,
                         age NUMBER PATH '$.age' ERROR ON ERROR ERROR ON EMPTY,
-                        f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
-       WHERE jt.f0 > 100 FETCH FIRST 1 ROWS ONLY;
+                        pell_f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
+       WHERE jt.pell_f0 > 100 FETCH FIRST 1 ROWS ONLY;
     EXCEPTION
       WHEN NO_DATA_FOUND THEN
         l_u := NULL;
