@@ -229,16 +229,16 @@ class FnLowerer(ExpressionLowerer):
             handler.insert(0, self.at(plsql.CallLocal(naming.FINALLY_PROCEDURE)))
 
         # A cursor this fn opens is closed on every way out but the `return` that hands it
-        # on: before each `return`, at the end of the body, and in the fn's handler (a cursor
-        # variable never opened is not %ISOPEN). One handed to a call is the callee's. Opened
+        # on: before each `return` (after its value is computed), at the end of the body, and
+        # in the fn's handler, if still open (a cursor variable never opened is not %ISOPEN).
+        # One handed to a call is read and closed there, and then is not %ISOPEN here (a
+        # cursor variable is a pointer to its cursor: PL/SQL Language Reference, "Cursor
+        # Variables"); a callee that returned before reading it leaves it to this fn. Opened
         # again (a loop's next pass, a retried attempt), it need not be closed first: "You
         # need not close a cursor variable before reopening it" (PL/SQL Language Reference,
         # CLOSE Statement).
         for symbol in self.analysis.locals:
-            if (
-                isinstance(symbol.type, t.CursorType)
-                and symbol.plsql not in self.analysis.handed_cursors
-            ):
+            if isinstance(symbol.type, t.CursorType):
                 self.fetched_cursors.append(symbol.plsql)
                 self.cursor_hooks[symbol.plsql] = ((self.close_if_open(symbol.plsql),), 0)
 
