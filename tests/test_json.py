@@ -376,3 +376,15 @@ def test_jq_columns_of_its_own_never_clash_and_an_empty_string_is_refused() -> N
         "m.pell",
     )
     assert [d.code for d in empty.diagnostics] == ["bad-jq"]
+
+
+def test_json_is_refused_on_12_2_whose_sql_json_functions_return_no_clob() -> None:
+    # review 8: 12.2's JSON_QUERY returns VARCHAR2 only; LOB results came in 18c
+    source = (
+        "module m;\npub fn p(s: text) -> json { return json::parse(s); }\n"
+        "pub fn r(j: json) -> list<text> {\n"
+        "    let xs: list<text> = jq!{ j | .a[] }.collect();\n    return xs;\n}\n"
+    )
+    refused = compile_source(source, "m.pell", "12.2")
+    assert [d.code for d in refused.diagnostics] == ["unsupported", "unsupported"]
+    assert compile_source(source, "m.pell", "19c").sql is not None

@@ -310,6 +310,10 @@ def check(
     `.collect()`); None after a diagnostic."""
     if block.compiled:
         return block.compiled[0]
+    from pell.checker.json import not_on_12_2
+
+    if not_on_12_2(checker, ast.Span(block.span.start, block.span.start + 2)):
+        return None
     try:
         query = parse(block.text)
     except JqError as error:

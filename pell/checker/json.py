@@ -135,10 +135,30 @@ def json_value_type(type_: t.Type) -> bool:
     )
 
 
+def not_on_12_2(checker: ExpressionChecker, span: ast.Span) -> bool:
+    """Reported: the json forms on `--target 12.2`, whose SQL/JSON functions return no CLOB
+    ("In the RETURNING clause you can specify only data type VARCHAR2", JSON Developer's Guide
+    12.2, JSON_QUERY; LOB results came in 18c: JSON Developer's Guide 18c, Changes in This
+    Release), which a `json` value is."""
+    if checker.target != "12.2":
+        return False
+    checker.error(
+        "unsupported",
+        "json on `--target 12.2` is not supported: its SQL/JSON functions return no CLOB "
+        "(LOB results came in Oracle 18c)",
+        span,
+        "build for 19c or 23ai",
+    )
+    return True
+
+
 def check_call(checker: ExpressionChecker, expr: ast.Call, expected: t.Type | None) -> t.Type:
     """Type `json::name(...)`, reporting what is surely wrong, and record it for the lowering."""
     as_statement = checker.as_statement  # before the arguments' checks reset it
     name = "::".join(expr.callee.path[1:])
+    if not_on_12_2(checker, expr.callee.span):
+        _check_all(checker, expr)
+        return t.UNKNOWN
     fn = FNS.get(name)
     if fn is None:
         _check_all(checker, expr)
@@ -267,6 +287,10 @@ def check_method(
     checker: ExpressionChecker, expr: ast.MethodCall, as_statement: bool
 ) -> t.Type:
     """`j.set("a.b", v)`, `j.remove("k")`, `j.append("k", v)` on a json value."""
+    if not_on_12_2(checker, expr.span):
+        for arg in expr.args:
+            checker.expr(arg, None)
+        return t.UNKNOWN
     if expr.name not in METHODS:
         for arg in expr.args:
             checker.expr(arg, None)
