@@ -217,3 +217,14 @@ def test_types_are_created_after_the_types_they_hold_and_cycles_are_refused() ->
     )
     found = [(d.code, cycle.source.line_col(d.span.start)[0]) for d in cycle.diagnostics]
     assert sorted(found) == [("duplicate-name", 6), ("recursive-record", 2)]
+
+
+def test_a_match_on_a_computed_value_right_of_and_or_is_refused() -> None:
+    # review 7: the stored subject was computed before `x != 0` decided (ZERO_DIVIDE)
+    codes = _codes(
+        "module m;\npub fn c(x: number) -> bool {\n"
+        "    return x != 0 && (match 10 / x { 1 -> true, _ -> false });\n}\n"
+        "pub fn d(x: number) -> bool {\n"
+        "    return x != 0 && (match x { 1 -> true, _ -> false });\n}\n"
+    )
+    assert codes == ["unsupported"]

@@ -972,7 +972,14 @@ class ExpressionChecker(SqlChecker):
 
     def expr_binary(self, expr: ast.Binary, expected: t.Type | None) -> t.Type:
         left = self.expr(expr.left, None)
-        right = self.expr(expr.right, None)
+        # the right side of `&&`/`||` runs only when the left does not decide: what the
+        # lowering computes before the expression (a match's stored value) may not stand there
+        lazy = expr.op in ("&&", "||")
+        self.lazy_operands += lazy
+        try:
+            right = self.expr(expr.right, None)
+        finally:
+            self.lazy_operands -= lazy
         op = expr.op
         if isinstance(left, t.UnknownType) or isinstance(right, t.UnknownType):
             return t.BOOL if op in ("||", "&&", "==", "!=", "<", "<=", ">", ">=") else t.UNKNOWN

@@ -110,6 +110,16 @@ def _subject(checker: ExpressionChecker, expr: ast.Match, subject_type: t.Type) 
     if variable is not None:
         checker.analysis.matches[id(expr)] = (variable, False)
         return variable
+    if checker.lazy_operands:
+        # stored before the whole condition runs, it would be computed even when the left
+        # side decides (`x != 0 && (match 10 / x { ... })` divides by zero)
+        checker.error(
+            "unsupported",
+            "a `match` on a computed value on the right of `&&` or `||`: pellc would compute "
+            "the value before the left side decides",
+            expr.subject.span,
+            "name the value first (`let v = ...;`) or write the condition as an `if`",
+        )
     plsql = naming.unique(SUBJECT_LOCAL, checker.taken)
     if isinstance(subject_type, t.Scalar | t.ObjectType):
         checker.analysis.locals.append(

@@ -37,6 +37,7 @@ class BodyScopes:
         self.cursor_rows: list[Symbol] = []
         self.read_cursors: set[str] = set()  # the `cursor<T>` parameters a `for` reads
         self.loop_depth = 0
+        self.lazy_operands = 0  # inside the right side of `&&`/`||` (pell.checker.matches)
         self.in_finally = False
         self.forall_seen = False  # a `forall` comes before, in the body's text: `bulk` counts it
         self.returned_errors: set[int] = set()
