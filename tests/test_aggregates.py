@@ -4,9 +4,13 @@ PARALLEL_ENABLE clauses Oracle allows; what each refuses, at the place it refuse
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from conftest import assert_oracle_accepts
 
 from pell import compile_source
+from pell.cli import main
 from pell.deploy import deployment_steps, split_script
 from pell.diagnostics import render_all
 
@@ -499,3 +503,26 @@ def test_a_parallel_fn_that_writes_or_retries_is_refused() -> None:
             if d.is_error
         ]
         assert sorted(found) == [("parallel-misuse", 4), ("retry-callable-from-sql", 8)], target
+
+
+def test_schema_level_names_of_two_modules_of_one_schema_clash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 7: aggregates are schema-level and unprefixed: two modules' `total` replaced
+    # each other, and a package `total` refused the function (ORA-00955), with no diagnostic
+    aggregate = (
+        "module {name};\npub aggregate total(x: number) -> number {{\n"
+        "    state {{ acc: number = 0; }}\n    step(v: number) {{ self.acc = self.acc + v; }}\n"
+        "    finish() -> number {{ return self.acc; }}\n}}\n"
+    )
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "sales.pell").write_text(aggregate.format(name="sales"))
+    (tmp_path / "returns.pell").write_text(aggregate.format(name="returns"))
+    (tmp_path / "total.pell").write_text("module total;\npub fn f() -> number { return 1; }\n")
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "returns.pell:2:15: error: schema-level name `total` is also the package" in err
+    assert "sales.pell:2:15: error: schema-level name `total_impl` is also" in err
+    (tmp_path / "total.pell").unlink()
+    (tmp_path / "returns.pell").unlink()
+    assert main(["check", "--no-verify", str(tmp_path)]) == 0

@@ -307,6 +307,10 @@ class ModuleFacts:
     # its PL/SQL package as SQL text names it: (schema, package), or (package,) without a
     # schema; () for a stub, whose fns no SQL-call resolves to
     package: tuple[str, ...] = ()
+    # the schema-level objects it creates besides its package and its own prefixed types (an
+    # aggregate's function and types), each with where it is declared: two modules of one
+    # schema must not create one name (project_findings)
+    schema_objects: tuple[tuple[str, ast.Span], ...] = ()
 
     @property
     def name(self) -> str:
@@ -318,6 +322,7 @@ class ModuleFacts:
             "fns": [f.to_json() for f in self.fns.values()],
             "imports": [list(i) for i in self.imports],
             "package": list(self.package),
+            "schema_objects": [[name, span.start, span.end] for name, span in self.schema_objects],
             **({"stub": True} if self.stub else {}),  # a build's manifest records no stub
         }
 
@@ -328,12 +333,15 @@ class ModuleFacts:
         assert isinstance(path, list) and isinstance(fns, list) and isinstance(imports, list)
         assert isinstance(package, list)
         facts = [FnFacts.from_json(f) for f in fns]
+        objects = data.get("schema_objects", [])
+        assert isinstance(objects, list)
         return ModuleFacts(
             tuple(str(p) for p in path),
             {f.name: f for f in facts},
             tuple(tuple(str(p) for p in i) for i in imports),
             data.get("stub") is True,
             tuple(str(p) for p in package),
+            tuple((str(name), ast.Span(int(start), int(end))) for name, start, end in objects),
         )
 
 
@@ -1233,7 +1241,16 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
     imports = tuple(imported_path(i.path, checked.imports.index) for i in checked.module.imports)
     schema, package = naming.module_package(checked.module)
     plsql = (schema, package) if schema else (package,)
-    return ModuleFacts(checked.module.path, fns, imports, package=plsql), raised
+    objects = tuple(
+        (name.rsplit(".", 1)[-1].lower(), info.decl.name_span)
+        for info in checked.aggregates.values()
+        for name in (info.function, info.impl_type, info.args_type, *info.collections.values())
+        if name
+    ) + tuple(
+        (info.type.plsql.rsplit(".", 1)[-1].lower(), info.decl.span)
+        for info in checked.objects.values()
+    )
+    return ModuleFacts(checked.module.path, fns, imports, package=plsql, schema_objects=objects), raised
 
 
 # ---- the call graph ----------------------------------------------------------

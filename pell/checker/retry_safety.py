@@ -571,4 +571,40 @@ def project_findings(
         )
         if extra:
             found[module.name] = extra
+    for name, clashes in schema_clashes(modules).items():
+        found.setdefault(name, []).extend(clashes)
+    return found
+
+
+def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
+    """Schema-level names two declarations would both create (an aggregate's function or type
+    and another module's package or aggregate, in one schema): CREATE OR REPLACE of the
+    second would silently replace the first, or fail (ORA-00955) where the kinds differ."""
+    seen: dict[tuple[str | None, str], tuple[str, str]] = {}  # -> (module, what it is)
+    for module in modules:
+        if module.package and not module.stub:
+            schema = module.package[0] if len(module.package) == 2 else None
+            seen.setdefault((schema, module.package[-1].lower()), (module.name, "the package"))
+    found: dict[str, list[Diagnostic]] = {}
+    for module in modules:
+        schema = module.package[0] if len(module.package) == 2 else None
+        for name, span in module.schema_objects:
+            first = seen.get((schema, name))
+            if first is None:
+                seen[(schema, name)] = (module.name, f"a schema-level object at {span.start}")
+                continue
+            other, what = first
+            if other == module.name and what == "the package":
+                continue  # its own package: the module's own check (pell.checker.aggregates)
+            where = "this module" if other == module.name else f"module `{other}`"
+            kind = "the package" if what == "the package" else "a type or function"
+            found.setdefault(module.name, []).append(
+                Diagnostic.of(
+                    "duplicate-name",
+                    f"schema-level name `{name}` is also {kind} of {where} in the same "
+                    "schema: one CREATE would replace or refuse the other",
+                    span,
+                    hints=("rename the aggregate or type, or put the module in another schema",),
+                )
+            )
     return found
