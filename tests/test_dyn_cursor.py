@@ -252,3 +252,18 @@ def test_a_dyn_cursor_parameter_is_a_sys_refcursor() -> None:
     )
     assert result.sql is not None, [d.message for d in result.diagnostics]
     assert "FUNCTION pass(p_d IN SYS_REFCURSOR) RETURN SYS_REFCURSOR;" in result.sql
+
+
+def test_a_typed_pivot_into_a_record_of_another_field_order_is_refused() -> None:
+    # review 8: the rows are fetched by position, so `south` got NORTH's sums
+    template = (
+        "module m;\nenum Region {{ NORTH, SOUTH }}\nrecord T {{ product: text, {fields} }}\n"
+        "pub fn totals() -> list<T> {{\n    let rows: list<T> = pivot::sum(\n"
+        "        source = sql! {{ select product, region, sales from orders }},\n"
+        "        rows = product, col = region, over = Region, value = sales,\n"
+        "    ).collect();\n    return rows;\n}}\n"
+    )
+    swapped = compile_source(template.format(fields="south: number, north: number"), "m.pell")
+    assert [d.code for d in swapped.diagnostics] == ["type-mismatch"]
+    ordered = compile_source(template.format(fields="north: number, south: number"), "m.pell")
+    assert ordered.sql is not None, [d.message for d in ordered.diagnostics]
