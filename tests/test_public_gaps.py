@@ -300,3 +300,14 @@ def test_an_object_type_in_a_signature_is_located_on_postgres() -> None:
     )
     assert result.sql is None
     assert [d.code for d in result.diagnostics if d.is_error] == ["unsupported"]
+
+
+def test_a_sequence_name_oracle_would_not_read_is_reserved_name() -> None:
+    # review 9: `select.s3.NEXTVAL`, `number.NEXTVAL`, and a schema that is the package itself
+    result = compile_source(
+        "module payroll;\npub seq select::s3;\npub seq number;\npub seq payroll::s4;\n"
+        "pub seq hr::ids;\n",
+        "m.pell",
+    )
+    found = [(d.code, result.source.line_col(d.span.start)[0]) for d in result.diagnostics]
+    assert found == [("reserved-name", 2), ("reserved-name", 3), ("reserved-name", 4)]

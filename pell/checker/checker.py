@@ -298,6 +298,37 @@ def twice(name: str, first: str) -> str:
     return f"`{name}` and `{first}` differ only in case, and PL/SQL names ignore case"
 
 
+def _check_sequence_name(
+    module: ast.Module, item: ast.Sequence, diagnostics: list[Diagnostic]
+) -> None:
+    """A sequence's name is the database's, written as it is (`hr.ids.NEXTVAL`): no part may
+    be an Oracle reserved word ("You cannot use Oracle SQL reserved words as nonquoted
+    identifiers", SQL Language Reference, Oracle SQL Reserved Words), and a schema part must
+    not be the module's own package, which PL/SQL would find first (PLS-00302)."""
+    parts = item.name.split("::")
+    reserved = [part for part in parts if part.lower() in naming.ORACLE_RESERVED]
+    if reserved:
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"sequence `{item.name}`: `{reserved[0]}` is an Oracle reserved word, which "
+                "Oracle refuses as a name without quotes",
+                item.span,
+            )
+        )
+    elif len(parts) == 2 and parts[0].lower() == naming.module_package(module)[1]:
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"sequence `{item.name}`: inside package `{parts[0].lower()}`, "
+                f"`{parts[0]}.{parts[1]}` names a member of the package, not the schema "
+                f"`{parts[0]}`'s sequence (PLS-00302)",
+                item.span,
+                hints=("name the module after another package, or use a synonym",),
+            )
+        )
+
+
 def _check_names(module: ast.Module, diagnostics: list[Diagnostic]) -> None:
     """Module and item names Oracle would refuse or merge: reserved or odd module parts, items
     declared twice or differing only in case, records whose types would be another's."""
@@ -705,6 +736,7 @@ def _declare(
     for item in module.items:
         if isinstance(item, ast.Sequence):
             check_plain_annotations(item.annotations, "a sequence", diagnostics)
+            _check_sequence_name(module, item, diagnostics)
         if isinstance(item, ast.Enum):
             check_plain_annotations(item.annotations, "an enum", diagnostics)
             enums[item.name] = _enum_values(item, diagnostics)
