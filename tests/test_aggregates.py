@@ -526,3 +526,20 @@ def test_schema_level_names_of_two_modules_of_one_schema_clash(
     (tmp_path / "total.pell").unlink()
     (tmp_path / "returns.pell").unlink()
     assert main(["check", "--no-verify", str(tmp_path)]) == 0
+
+
+def test_a_part_that_runs_a_block_or_a_committing_call_is_aggregate_dml() -> None:
+    # review 7: only the first word of a `sql!` was read
+    parts = (
+        "sql! { begin commit; end; };",
+        'dbms_stats::gather_table_stats("a", "b");',
+    )
+    for part in parts:
+        source = (
+            "module m;\npub aggregate a(x: number) -> number {\n"
+            "    state { acc: number = 0; }\n"
+            f"    step(v: number) {{ {part} self.acc = self.acc + v; }}\n"
+            "    finish() -> number { return self.acc; }\n}\n"
+        )
+        result = compile_source(source, "m.pell")
+        assert [d.code for d in result.diagnostics if d.is_error] == ["aggregate-dml"], part

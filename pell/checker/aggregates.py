@@ -449,10 +449,24 @@ def _check_part_effects(
     (ORA-14551, ORA-14552: PL/SQL Language Reference, "Subprogram Side Effects": a function
     called from a query cannot run DML or commit), and they are methods of a schema-level
     type, outside the module's package: they cannot call its fns."""
+    from pell.checker.retry_facts import committing_call, ends_transaction
+
     for node in ast.walk(body):
         if type(node) is ast.SqlBlock:
             tokens = tokens_of(node)
-            if tokens and tokens[0].text.lower() in _NOT_IN_QUERIES:
+            first = tokens[0].text.lower() if tokens else ""
+            if first in ("begin", "declare", "call") or ends_transaction(node):
+                # a PL/SQL block or CALL may run DML or commit: pellc does not follow it
+                diagnostics.append(
+                    Diagnostic.of(
+                        "aggregate-dml",
+                        f"`{part}` of aggregate `{agg.name}` runs a PL/SQL block or CALL, which "
+                        "may change data or end the transaction: an aggregate runs inside a "
+                        "query (ORA-14551, ORA-14552)",
+                        node.span,
+                    )
+                )
+            elif tokens and first in _NOT_IN_QUERIES:
                 start = node.text_start + tokens[0].start
                 diagnostics.append(
                     Diagnostic.of(
@@ -470,6 +484,15 @@ def _check_part_effects(
                     f"`{part}` of aggregate `{agg.name}` has a `transaction` block: an "
                     "aggregate runs inside a query, which cannot commit (ORA-14552)",
                     ast.Span(node.span.start, node.span.start + len("transaction")),
+                )
+            )
+        elif isinstance(node, ast.Call) and (why := committing_call(node.callee.path)):
+            diagnostics.append(
+                Diagnostic.of(
+                    "aggregate-dml",
+                    f"`{part}` of aggregate `{agg.name}` calls `{node.callee.text}`, which "
+                    f"{why}: an aggregate runs inside a query (ORA-14552)",
+                    node.callee.span,
                 )
             )
         elif (
