@@ -267,3 +267,21 @@ def test_a_typed_pivot_into_a_record_of_another_field_order_is_refused() -> None
     assert [d.code for d in swapped.diagnostics] == ["type-mismatch"]
     ordered = compile_source(template.format(fields="north: number, south: number"), "m.pell")
     assert ordered.sql is not None, [d.message for d in ordered.diagnostics]
+
+
+def test_a_cursor_opened_in_the_loop_that_reads_it_is_read_once_a_pass() -> None:
+    # review 8: opened again on each pass, it was refused as "read inside another loop"
+    source = (
+        "module m;\nrecord Order { id: number, status: text }\n"
+        "pub unsafe fn inloop(a: text) -> number {\n    var n: number = 0;\n"
+        "    for i in 1..3 {\n"
+        '        let c: cursor<Order> = exec_dyn("select id, status from {a}");\n'
+        "        for o in c { n = n + o.id; }\n    }\n    return n;\n}\n"
+    )
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    outside = source.replace(
+        "    for i in 1..3 {\n        let c: cursor<Order> = exec_dyn(\"select id, status from {a}\");\n",
+        "    let c: cursor<Order> = exec_dyn(\"select id, status from {a}\");\n    for i in 1..3 {\n",
+    )
+    assert [d.code for d in compile_source(outside, "m.pell").diagnostics] == ["type-mismatch"]

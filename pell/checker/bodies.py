@@ -269,6 +269,9 @@ class BodyChecker(ExpressionChecker):
         symbol = self.declare_local(stmt.name, declared, stmt.name_span)
         if whole:
             self.whole_locals[id(symbol)] = id(stmt)
+        if isinstance(declared, t.CursorType):
+            # opened here, at this loop depth: a loop around it opens it again on each pass
+            self.cursor_depths[symbol.plsql] = self.loop_depth
         self.analysis.locals.append(symbol)
         self.analysis.bindings[id(stmt)] = symbol
 
@@ -522,7 +525,7 @@ class BodyChecker(ExpressionChecker):
                 f"cursor `{source.text}` is read by a `for` already: its rows come once",
                 source.span,
             )
-        elif self.loop_depth > 0:
+        elif self.loop_depth > self.cursor_depths.get(symbol.plsql, 0):
             self.error(
                 "type-mismatch",
                 f"cursor `{source.text}` is read inside another loop, which would read it "

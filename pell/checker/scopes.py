@@ -36,6 +36,7 @@ class BodyScopes:
         self.scopes: list[dict[str, Symbol]] = [{}]
         self.cursor_rows: list[Symbol] = []
         self.read_cursors: set[str] = set()  # the `cursor<T>` parameters a `for` reads
+        self.cursor_depths: dict[str, int] = {}  # a `let` cursor -> the loop depth it is opened at
         self.loop_depth = 0
         self.lazy_operands = 0  # inside the right side of `&&`/`||` (pell.checker.matches)
         self.in_finally = False
