@@ -1181,3 +1181,20 @@ def test_match_on_values_runs_as_case_and_if(dsn: str) -> None:
         ]
     assert sizes == [1, 0, 0, 9, 2]
     assert signs == [0, 1, -1]
+
+
+def test_a_table_row_is_the_tables_composite_type(dsn: str) -> None:
+    # rowtype<table> is the table's own composite type on PostgreSQL (8.16 Composite Types)
+    load(
+        dsn,
+        (Path(__file__).parent / "cases" / "rowtype.pell").read_text(encoding="utf-8"),
+        "create table accounts (id numeric primary key, owner_name text, balance numeric);"
+        "insert into accounts values (1, 'ann', 10);",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        balance = connection.execute("select accounts_rows.balance_of(1)").fetchone()
+        credited = connection.execute(
+            "select (accounts_rows.credit(accounts_rows.fetch_one(1), 5)).balance"
+        ).fetchone()
+        stored = connection.execute("select balance from accounts where id = 1").fetchone()
+    assert balance == (10,) and credited == (15,) and stored == (15,)

@@ -114,15 +114,6 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     functions: list[str] = []
     subprograms: list[plsql.Subprogram] = []
     for name, fn in checked.fns.items():
-        # a table's row type has a PostgreSQL form (the table's composite type), not lowered
-        # yet: the located error its locals get, for the signature too
-        typed = [*((p.type, p.decl.type.span) for p in fn.params)]
-        if fn.decl.return_type is not None:
-            typed.append((fn.returns, fn.decl.return_type.span))
-        rows = [span for type_, span in typed if isinstance(type_, t.TableRow)]
-        if rows:
-            diagnostics += [_unsupported("`rowtype<table>`", span) for span in rows]
-            continue
         try:
             body, tree = PgFnLowerer(checked, fn, checked.analyses[name], schema).lower_fn()
         except Unsupported as problem:

@@ -59,6 +59,11 @@ def sql_type(type_: t.Type, checked: CheckedModule) -> str:
         return "record"
     if isinstance(type_, t.CursorType):
         return "refcursor"
+    if isinstance(type_, t.TableRow):
+        # "Whenever you create a table, a composite type is also automatically created, with
+        # the same name as the table" (PostgreSQL 15 docs, 8.16 Composite Types): in a
+        # signature and a declaration alike
+        return type_.table
     raise ValueError(f"no PostgreSQL type for `{type_}`")
 
 
