@@ -1198,3 +1198,36 @@ def test_a_table_row_is_the_tables_composite_type(dsn: str) -> None:
         ).fetchone()
         stored = connection.execute("select balance from accounts where id = 1").fetchone()
     assert balance == (10,) and credited == (15,) and stored == (15,)
+
+
+def test_exec_dyn_runs_with_its_names_checked_and_its_values_bound(dsn: str) -> None:
+    # a spliced name passes parse_ident (an identifier chain, nothing after it) and is
+    # written as it is; values are $n binds; a spliced literal is quote_nullable's
+    source = (
+        "module dyn;\nrecord Row { id: number, note: text }\n"
+        '@binds(id)\npub unsafe fn drop_one(tname: text, id: number) {\n'
+        '    exec_dyn("delete from {tname} where id = :id");\n}\n'
+        "@binds(id)\npub unsafe fn read_one(tname: text, id: number) -> Row {\n"
+        "    let r: Row = exec_dyn(\"select id, note from {tname} where id = :id and note <> ':x'\");\n"
+        "    return r;\n}\n"
+        "pub unsafe fn count_tagged(tname: text, tag: text) -> number {\n"
+        "    let n: number = exec_dyn(\"select count(*) from {tname} where note = '{tag}'\");\n"
+        "    return n;\n}\n"
+    )
+    load(
+        dsn,
+        source,
+        "create table notes (id numeric primary key, note text);"
+        "insert into notes values (1, 'a'), (2, 'O''Brien'), (3, ':x');",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        counted = connection.execute(
+            "select dyn.count_tagged('public.notes', 'O''Brien')"
+        ).fetchone()
+        read = connection.execute("select (dyn.read_one('notes', 1)).note").fetchone()
+        connection.execute("select dyn.drop_one('notes', 1)")
+        left = connection.execute("select count(*) from notes").fetchone()
+        with pytest.raises(psycopg.Error, match="not a valid identifier"):
+            connection.execute("select dyn.drop_one('notes where 1 = 1; drop table notes', 2)")
+        still = connection.execute("select count(*) from notes").fetchone()
+    assert counted == (1,) and read == ("a",) and left == (2,) and still == (2,)

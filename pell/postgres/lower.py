@@ -17,8 +17,10 @@ from pell import ast, naming, plsql, sqltext
 from pell.checker import builtins as checker_builtins
 from pell.checker import types as t
 from pell.checker.bodies import falls_through, strip_propagate
+from pell.checker.dynamic_sql import DynamicSql, Splice
 from pell.checker.methods import PAD_METHODS, nonempty_literal
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo
+from pell.checker.retry_facts import exec_dyn_effects
 from pell.checker.sql_typing import sql_chain
 from pell.codegen.expressions import BINARY_OPERATORS, int_product, int_quotient, quote_text
 from pell.codegen.lists import unwrap_value
@@ -252,6 +254,54 @@ class PgFnLowerer:
         else:
             self.store(symbol.plsql, stmt.value, symbol.type)
 
+    def dynamic_statement(
+        self, dynamic: DynamicSql, call: ast.Call, into: str | None
+    ) -> plsql.Sql:
+        """`exec_dyn(...)`: EXECUTE of its text [INTO STRICT target] USING its binds
+        (PL/pgSQL, "Executing Dynamic Commands"). A spliced name is checked by parse_ident,
+        which raises unless the text is an identifier or a dotted chain of them with nothing
+        after it (9.4 "String Functions", strict mode), then spliced as written, as Oracle's
+        QUALIFIED_SQL_NAME passes it; a spliced literal is quote_nullable's literal of the value
+        (NULL for None); each `:name` placeholder is `$1`, `$2`, ... in the order of the binds."""
+        readable, _ = dynamic.readable
+        words = sqltext.tokenize(readable) if readable is not None else ()
+        first = words[0].text.lower() if words else ""
+        if readable is None or first in ("begin", "declare", "call"):
+            # a statement explained, or Oracle's PL/SQL block or CALL: no PostgreSQL text
+            raise self.unsupported("this `exec_dyn` text (Oracle's PL/SQL)", call.callee.span)
+        parts: list[str] = []
+        numbered = 0
+        for piece in dynamic.pieces:
+            if isinstance(piece, str):
+                text, numbered = _numbered_placeholders(piece, numbered)
+                if text:
+                    parts.append(quote_text(text))
+            elif piece.kind == "name":
+                parts.append(
+                    f"CASE WHEN parse_ident({piece.plsql}) IS NOT NULL THEN {piece.plsql} END"
+                )
+            else:
+                parts.append(f"quote_nullable({piece.plsql})")
+        if numbered != len(dynamic.binds):
+            # a placeholder in a comment or a quoted name: not the binds Oracle's reading found
+            raise self.unsupported("this `exec_dyn` text's placeholders", call.callee.span)
+        text = "EXECUTE " + (" || ".join(parts) or "''")
+        if into is not None:
+            # STRICT: no row or several raise, as EXECUTE IMMEDIATE INTO does
+            text += f" INTO STRICT {into}"
+        if dynamic.binds:
+            text += " USING " + ", ".join(dynamic.binds)
+        names = any(isinstance(p, Splice) and p.kind == "name" for p in dynamic.pieces)
+        return plsql.Sql(
+            text,
+            verb="execute" if names else first,
+            into=(into,) if into is not None else (),
+            binds=dynamic.binds,
+            summary="exec_dyn " + " ".join(w.text.lower() for w in words[:3]),
+            words=() if names else tuple(w.text.lower() for w in words),
+            ends_transaction=exec_dyn_effects(readable, names)[0],
+        )
+
     def stmt_assign(self, stmt: ast.Assign) -> None:
         target = stmt.target
         type_ = self.type_of(target)
@@ -264,6 +314,10 @@ class PgFnLowerer:
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         not_found = self.not_found_of(value)
         value = unwrap_value(value)
+        dynamic = self.analysis.dynamic_sql.get(id(value))
+        if dynamic is not None and dynamic.into and isinstance(value, ast.Call):
+            self.emit(self.dynamic_statement(dynamic, value, target))
+            return
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
             return
@@ -341,6 +395,10 @@ class PgFnLowerer:
         expr, _ = strip_propagate(stmt.expr)
         if isinstance(expr, ast.Match):
             self.match_statement(expr)
+            return
+        dynamic = self.analysis.dynamic_sql.get(id(expr))
+        if dynamic is not None and isinstance(expr, ast.Call):
+            self.emit(self.dynamic_statement(dynamic, expr, None))
             return
         if (chain := sql_chain(expr)) is not None:
             if any(call.name == "returning" for call in chain[1]):
@@ -745,9 +803,8 @@ class PgFnLowerer:
         if index is not None:  # `xs(1)`: `xs.at(1)`
             return self.lower_with_precedence(index)
         if id(expr) in self.analysis.dynamic_sql:
-            # PL/pgSQL's EXECUTE binds $1, $2 and has no DBMS_ASSERT.QUALIFIED_SQL_NAME: the
-            # placeholders and the name check would both be rewritten, not carried over.
-            raise self.unsupported("dynamic SQL (`exec_dyn`)", expr.callee.span)
+            # a cursor opened over it (OPEN FOR EXECUTE) is not lowered here yet
+            raise self.unsupported("a cursor opened by `exec_dyn`", expr.callee.span)
         json_call = self.analysis.json_calls.get(id(expr))
         if json_call is not None:
             return json_lowering.call_sql(self, expr, json_call)
@@ -966,6 +1023,31 @@ class PgFnLowerer:
 
     def jqblock(self, expr: ast.JqBlock) -> Lowered:
         raise self.unsupported("a `jq! { }` query (JSON_TABLE)", expr.span)
+
+
+def _numbered_placeholders(text: str, numbered: int) -> tuple[str, int]:
+    """A piece of dynamic SQL with each `:name` placeholder outside a string literal as `$n`
+    (numbered on from `numbered`: the binds are in text order), and the last number used."""
+    out: list[str] = []
+    in_string = False
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "'":
+            in_string = not in_string
+        elif char == ":" and not in_string:
+            match = _PLACEHOLDER.match(text, index + 1)
+            if match is not None:
+                numbered += 1
+                out.append(f"${numbered}")
+                index = match.end()
+                continue
+        out.append(char)
+        index += 1
+    return "".join(out), numbered
+
+
+_PLACEHOLDER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def subscripts(items: str) -> str:
