@@ -1231,3 +1231,23 @@ def test_exec_dyn_runs_with_its_names_checked_and_its_values_bound(dsn: str) -> 
             connection.execute("select dyn.drop_one('notes where 1 = 1; drop table notes', 2)")
         still = connection.execute("select count(*) from notes").fetchone()
     assert counted == (1,) and read == ("a",) and left == (2,) and still == (2,)
+
+
+def test_a_dynamic_cursor_is_opened_by_open_for_execute(dsn: str) -> None:
+    load(
+        dsn,
+        "module dync;\nrecord Row { id: number, note: text }\n"
+        "pub unsafe fn open_rows(tname: text) -> cursor<Row> {\n"
+        '    return exec_dyn("select id, note from {tname} order by id");\n}\n'
+        "pub fn total(rows: cursor<Row>) -> number {\n    var n: number = 0;\n"
+        "    for r in rows { n = n + r.id; }\n    return n;\n}\n"
+        "pub unsafe fn local_total(tname: text) -> number {\n"
+        '    let c: cursor<Row> = exec_dyn("select id, note from {tname}");\n'
+        "    var n: number = 0;\n    for r in c { n = n + r.id; }\n    return n;\n}\n",
+        "create table notes (id numeric primary key, note text);"
+        "insert into notes values (1, 'a'), (2, 'b'), (4, 'c');",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        handed = connection.execute("select dync.total(dync.open_rows('notes'))").fetchone()
+        local = connection.execute("select dync.local_total('public.notes')").fetchone()
+    assert handed == (7,) and local == (7,)

@@ -255,7 +255,7 @@ class PgFnLowerer:
             self.store(symbol.plsql, stmt.value, symbol.type)
 
     def dynamic_statement(
-        self, dynamic: DynamicSql, call: ast.Call, into: str | None
+        self, dynamic: DynamicSql, call: ast.Call, into: str | None, cursor: str | None = None
     ) -> plsql.Sql:
         """`exec_dyn(...)`: EXECUTE of its text [INTO STRICT target] USING its binds
         (PL/pgSQL, "Executing Dynamic Commands"). A spliced name is checked by parse_ident,
@@ -285,7 +285,10 @@ class PgFnLowerer:
         if numbered != len(dynamic.binds):
             # a placeholder in a comment or a quoted name: not the binds Oracle's reading found
             raise self.unsupported("this `exec_dyn` text's placeholders", call.callee.span)
-        text = "EXECUTE " + (" || ".join(parts) or "''")
+        text = " || ".join(parts) or "''"
+        # a cursor over it: OPEN FOR EXECUTE (PL/pgSQL, "Opening a Bound Cursor ... OPEN FOR
+        # EXECUTE"), as Oracle's OPEN FOR text
+        text = f"OPEN {cursor} FOR EXECUTE {text}" if cursor is not None else f"EXECUTE {text}"
         if into is not None:
             # STRICT: no row or several raise, as EXECUTE IMMEDIATE INTO does
             text += f" INTO STRICT {into}"
@@ -294,7 +297,7 @@ class PgFnLowerer:
         names = any(isinstance(p, Splice) and p.kind == "name" for p in dynamic.pieces)
         return plsql.Sql(
             text,
-            verb="execute" if names else first,
+            verb="open" if cursor is not None else "execute" if names else first,
             into=(into,) if into is not None else (),
             binds=dynamic.binds,
             summary="exec_dyn " + " ".join(w.text.lower() for w in words[:3]),
@@ -315,8 +318,11 @@ class PgFnLowerer:
         not_found = self.not_found_of(value)
         value = unwrap_value(value)
         dynamic = self.analysis.dynamic_sql.get(id(value))
-        if dynamic is not None and dynamic.into and isinstance(value, ast.Call):
-            self.emit(self.dynamic_statement(dynamic, value, target))
+        if dynamic is not None and isinstance(value, ast.Call):
+            if dynamic.opens:
+                self.emit(self.dynamic_statement(dynamic, value, None, cursor=target))
+            else:
+                self.emit(self.dynamic_statement(dynamic, value, target))
             return
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
@@ -556,7 +562,7 @@ class PgFnLowerer:
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.emit(plsql.Return())
             return
-        if sql_chain(value) is not None:
+        if sql_chain(value) is not None or id(value) in self.analysis.dynamic_sql:
             holder = self.temp(self.fn.returns)
             self.store(holder, value, self.fn.returns)
             self.emit(plsql.Return(holder))
@@ -803,8 +809,9 @@ class PgFnLowerer:
         if index is not None:  # `xs(1)`: `xs.at(1)`
             return self.lower_with_precedence(index)
         if id(expr) in self.analysis.dynamic_sql:
-            # a cursor opened over it (OPEN FOR EXECUTE) is not lowered here yet
-            raise self.unsupported("a cursor opened by `exec_dyn`", expr.callee.span)
+            # the statement, `let`, assignment and `return` forms are lowered (store,
+            # stmt_exprstmt); the checker allows no other
+            raise self.unsupported("`exec_dyn` here", expr.callee.span)
         json_call = self.analysis.json_calls.get(id(expr))
         if json_call is not None:
             return json_lowering.call_sql(self, expr, json_call)
