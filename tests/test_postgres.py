@@ -1251,3 +1251,23 @@ def test_a_dynamic_cursor_is_opened_by_open_for_execute(dsn: str) -> None:
         handed = connection.execute("select dync.total(dync.open_rows('notes'))").fetchone()
         local = connection.execute("select dync.local_total('public.notes')").fetchone()
     assert handed == (7,) and local == (7,)
+
+
+def test_json_get_text_and_get_json_raise_where_oracle_does(dsn: str) -> None:
+    load(
+        dsn,
+        'module pj;\npub fn t(j: json) -> text { return json::get_text(j, "$.a"); }\n'
+        'pub fn o(j: json) -> text? { let v: text? = json::get_text(j, "$.b"); return v; }\n'
+        'pub fn q(j: json) -> json { return json::get_json(j, "$.c"); }\n',
+    )
+    doc = '{"a": "x", "c": {"d": 1}}'
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select pj.t(%s)", (doc,)).fetchone() == ("x",)
+        assert connection.execute("select pj.o(%s)", (doc,)).fetchone() == (None,)
+        assert connection.execute("select pj.q(%s)::text", (doc,)).fetchone() == ('{"d": 1}',)
+        with pytest.raises(psycopg.Error, match="not a scalar"):
+            connection.execute("select pj.t(%s)", ('{"a": [1]}',))
+        with pytest.raises(psycopg.Error, match="not an object or array"):
+            connection.execute("select pj.q(%s)", ('{"c": 2}',))
+        with pytest.raises(psycopg.Error):  # a missing member, not optional: strict mode
+            connection.execute("select pj.t(%s)", ("{}",))

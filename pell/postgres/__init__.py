@@ -17,6 +17,7 @@ from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.ut import suite_annotation
 from pell.diagnostics import Diagnostic
 from pell.postgres.aggregates import aggregate_ddl
+from pell.postgres.json_lowering import json_helper
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
@@ -113,9 +114,12 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         return None, diagnostics
     functions: list[str] = []
     subprograms: list[plsql.Subprogram] = []
+    helpers: set[str] = set()
     for name, fn in checked.fns.items():
         try:
-            body, tree = PgFnLowerer(checked, fn, checked.analyses[name], schema).lower_fn()
+            lowerer = PgFnLowerer(checked, fn, checked.analyses[name], schema)
+            body, tree = lowerer.lower_fn()
+            helpers |= lowerer.helpers
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
@@ -148,6 +152,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     parts = [header, f"CREATE SCHEMA IF NOT EXISTS {schema};"]
     for name in _record_order(checked):
         parts += _record_ddl(checked, schema, name)
+    parts += [json_helper(schema, helper) for helper in sorted(helpers)]
     parts += functions
     parts += aggregates
     return PgModule("\n\n".join(parts) + "\n", tuple(subprograms)), []

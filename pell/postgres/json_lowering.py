@@ -1,8 +1,8 @@
 """`json::` calls on PostgreSQL, where a `json` is a `jsonb` (PostgreSQL 15 docs, 9.16 "JSON
-Functions and Operators"): the fns with a faithful form there. The others (`get_text`,
-`get_json`, `into`, the methods, `jq!`) are `unsupported`: a jsonpath query gives an object
-or array where Oracle's JSON_VALUE raises, and `jsonb_set` leaves out a missing parent
-object silently.
+Functions and Operators"): the fns with a faithful form there. `get_text` and `get_json`
+read the jsonpath query's value through a helper function of the schema that raises where
+Oracle's JSON_VALUE / JSON_QUERY raise. `into`, the methods and `jq!` are `unsupported`:
+`jsonb_set` leaves out a missing parent object silently.
 
 A member or element is what Oracle's JSON holds for the same value (JSON_FORMS): a number
 without numeric's trailing zeros, a date or timestamp as its ISO text; a boolean is a JSON
@@ -25,7 +25,43 @@ from pell.precedence import ATOM, Lowered
 if TYPE_CHECKING:
     from pell.postgres.lower import PgFnLowerer
 
-LOWERED = frozenset({"object", "array", "from", "parse", "stringify", "get_number", "has"})
+LOWERED = frozenset(
+    {"object", "array", "from", "parse", "stringify", "get_number", "has", "get_text", "get_json"}
+)
+
+# Functions of the module's schema the lowering calls, each raising where Oracle's
+# JSON_VALUE / JSON_QUERY with ERROR ON ERROR raise: a value of the other kind (a scalar
+# for get_json, an object or array for get_text), with the SQLSTATEs PostgreSQL names
+# sql_json_scalar_required and sql_json_object_not_found (Appendix A). JSON null is NULL,
+# as JSON_VALUE gives it.
+_HELPERS = {
+    "pell_json_text": (
+        "(p_value jsonb) RETURNS text",
+        "  IF jsonb_typeof(p_value) IN ('object', 'array') THEN\n"
+        "    RAISE EXCEPTION 'json::get_text: the path selects an %, not a scalar',"
+        " jsonb_typeof(p_value) USING ERRCODE = '2203F';\n"
+        "  END IF;\n"
+        "  RETURN p_value #>> '{}';",
+    ),
+    "pell_json_query": (
+        "(p_value jsonb) RETURNS jsonb",
+        "  IF p_value IS NOT NULL AND jsonb_typeof(p_value) NOT IN ('object', 'array') THEN\n"
+        "    RAISE EXCEPTION 'json::get_json: the path selects a %, not an object or array',"
+        " jsonb_typeof(p_value) USING ERRCODE = '2203C';\n"
+        "  END IF;\n"
+        "  RETURN p_value;",
+    ),
+}
+
+
+def json_helper(schema: str, name: str) -> str:
+    """The DDL of one helper function of `schema` (IMMUTABLE: it reads nothing but its
+    argument)."""
+    signature, body = _HELPERS[name]
+    return (
+        f"CREATE OR REPLACE FUNCTION {schema}.{name}{signature}\n"
+        f"LANGUAGE plpgsql IMMUTABLE AS $pell$\nBEGIN\n{body}\nEND;\n$pell$;"
+    )
 
 
 def element(lowerer: PgFnLowerer, expr: ast.Expr) -> str:
@@ -82,6 +118,10 @@ def call_sql(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall) -> Lowered:
     # as JSON_VALUE gives it (the cast would raise)
     mode = "lax" if call.optional else "strict"
     query = f"jsonb_path_query_first({document}, {_path(lowerer, expr, call, mode)})"
+    if name in ("get_text", "get_json"):
+        helper = "pell_json_text" if name == "get_text" else "pell_json_query"
+        lowerer.helpers.add(helper)
+        return f"{lowerer.schema}.{helper}({query})", ATOM
     return f"CAST(NULLIF({query}, 'null') AS numeric)", ATOM
 
 

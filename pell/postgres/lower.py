@@ -86,6 +86,8 @@ class PgFnLowerer:
         self.return_exit = ""
         # The cursors of the loops around the statement being lowered: a `return` closes them
         self.open_cursors: list[str] = []
+        # the module's helper functions the lowering calls (pell.postgres.json_lowering.HELPERS)
+        self.helpers: set[str] = set()
 
     # -- building the tree
 
