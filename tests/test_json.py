@@ -294,13 +294,13 @@ def test_a_turbofish_other_than_json_into_keeps_its_located_errors() -> None:
 
 def test_postgres_refuses_the_json_forms_without_a_faithful_lowering_where_they_are() -> None:
     errors = _errors(
-        'record R { a: text }\npub fn a(j: json) -> R { return json::into::<R>(j); }\n'
+        'record R { a: date }\npub fn a(j: json) -> R { return json::into::<R>(j); }\n'
         'pub fn b(j: json) -> json { return j.remove("a"); }\n'
         "pub fn c(j: json) -> list<text> { return jq!{ j | .[] }.collect(); }\n",
         "postgres",
     )
     assert [(code, at) for code, _, at in errors] == [
-        ("unsupported", "json::into"),
+        ("unsupported", "json::into"),  # of a date field
         ("unsupported", 'j.remove("a")'),
         ("unsupported", "jq!{ j | .[] }"),
     ]

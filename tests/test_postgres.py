@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import threading
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -1271,3 +1272,20 @@ def test_json_get_text_and_get_json_raise_where_oracle_does(dsn: str) -> None:
             connection.execute("select pj.q(%s)", ('{"c": 2}',))
         with pytest.raises(psycopg.Error):  # a missing member, not optional: strict mode
             connection.execute("select pj.t(%s)", ("{}",))
+
+
+def test_json_into_fills_a_record_and_refuses_a_fraction_for_an_int(dsn: str) -> None:
+    load(
+        dsn,
+        "module pi;\nrecord U { name: text, age: int, score: number, nick: text? }\n"
+        "pub fn u(j: json) -> U { return json::into::<U>(j); }\n",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        row = connection.execute(
+            "select (pi.u(%s)).*", ('{"name": "ann", "age": 7, "score": 2.5}',)
+        ).fetchone()
+        assert row == ("ann", 7, Decimal("2.5"), None)
+        with pytest.raises(psycopg.Error):  # 7.5 is no int: no rounding
+            connection.execute("select pi.u(%s)", ('{"name": "a", "age": 7.5, "score": 1}',))
+        with pytest.raises(psycopg.Error):  # a missing member that is not optional
+            connection.execute("select pi.u(%s)", ('{"name": "a", "score": 1}',))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from pell import ast, naming
 from pell.checker import types as t
-from pell.checker.json import JsonCall
+from pell.checker.json import JsonCall, is_optional, member_path
 from pell.codegen.expressions import quote_text
 from pell.codegen.text_forms import json_form, postgres_text
 from pell.precedence import ATOM, Lowered
@@ -123,6 +123,37 @@ def call_sql(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall) -> Lowered:
         lowerer.helpers.add(helper)
         return f"{lowerer.schema}.{helper}({query})", ATOM
     return f"CAST(NULLIF({query}, 'null') AS numeric)", ATOM
+
+
+def into_assignments(
+    lowerer: PgFnLowerer, document: str, target: str, record: t.RecordType, at: ast.Span
+) -> list[tuple[str, str]]:
+    """`json::into::<T>(j)`: each field of `target` from its member (`strict $.name`: a
+    missing member raises, `lax` for a field written optional), as get_text, get_number and
+    get_json read it; an `int` field is the member's text cast to integer, which raises on a
+    fraction (no rounding). Other field types: `unsupported`."""
+    info = lowerer.checked.record_info(record)
+    optional = {f.name for f in info.decl.fields if is_optional(f.type)}
+    pairs: list[tuple[str, str]] = []
+    for name, field_type in info.fields.items():
+        mode = "lax" if name in optional else "strict"
+        path = quote_text(f"{mode} ${member_path(name)}")
+        query = f"jsonb_path_query_first({document}, CAST({path} AS jsonpath))"
+        if t.is_text(field_type):
+            lowerer.helpers.add("pell_json_text")
+            value = f"{lowerer.schema}.pell_json_text({query})"
+        elif field_type == t.INT:
+            lowerer.helpers.add("pell_json_text")
+            value = f"CAST({lowerer.schema}.pell_json_text({query}) AS integer)"
+        elif field_type == t.NUMBER:
+            value = f"CAST(NULLIF({query}, 'null') AS numeric)"
+        elif field_type == t.JSON:
+            lowerer.helpers.add("pell_json_query")
+            value = f"{lowerer.schema}.pell_json_query({query})"
+        else:
+            raise lowerer.unsupported(f"`json::into` of a `{field_type}` field", at)
+        pairs.append((f"{target}.{naming.field_name(name)}", value))
+    return pairs
 
 
 def _path(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall, mode: str) -> str:

@@ -319,6 +319,19 @@ class PgFnLowerer:
     def store(self, target: str, value: ast.Expr, type_: t.Type) -> None:
         not_found = self.not_found_of(value)
         value = unwrap_value(value)
+        json_call = self.analysis.json_calls.get(id(value))
+        if json_call is not None and json_call.record is not None and isinstance(value, ast.Call):
+            document = self.lower(value.args[0])
+            if not isinstance(unwrap_value(value.args[0]), ast.Name):
+                holder = self.temp(t.JSON)
+                self.emit(plsql.Assign(holder, document))
+                document = holder
+            span = value.callee.span
+            for field, field_value in json_lowering.into_assignments(
+                self, document, target, json_call.record, span
+            ):
+                self.emit(plsql.Assign(field, field_value))
+            return
         dynamic = self.analysis.dynamic_sql.get(id(value))
         if dynamic is not None and isinstance(value, ast.Call):
             if dynamic.opens:
@@ -564,7 +577,12 @@ class PgFnLowerer:
         if value is None or isinstance(value, ast.UnitLit) or not self.fn.is_function:
             self.emit(plsql.Return())
             return
-        if sql_chain(value) is not None or id(value) in self.analysis.dynamic_sql:
+        into = self.analysis.json_calls.get(id(value))
+        if (
+            sql_chain(value) is not None
+            or id(value) in self.analysis.dynamic_sql
+            or (into is not None and into.record is not None)
+        ):
             holder = self.temp(self.fn.returns)
             self.store(holder, value, self.fn.returns)
             self.emit(plsql.Return(holder))
