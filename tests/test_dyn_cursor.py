@@ -285,3 +285,24 @@ def test_a_cursor_opened_in_the_loop_that_reads_it_is_read_once_a_pass() -> None
         "    let c: cursor<Order> = exec_dyn(\"select id, status from {a}\");\n    for i in 1..3 {\n",
     )
     assert [d.code for d in compile_source(outside, "m.pell").diagnostics] == ["type-mismatch"]
+
+
+def test_a_cursor_handed_to_a_call_whose_result_is_returned_stays_open() -> None:
+    # review 10: `return pass(c)` closed `c`, the very cursor returned; and a call that
+    # returns a cursor, as a statement, left it open for good
+    source = (
+        "module m;\nrecord Order { id: number, status: text }\n"
+        "pub fn pass(d: cursor<Order>) -> cursor<Order> { return d; }\n"
+        "pub unsafe fn wrap(a: text) -> cursor<Order> {\n"
+        '    let c: cursor<Order> = exec_dyn("select id, status from {a}");\n'
+        "    return pass(c);\n}\n"
+    )
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert "CLOSE l_c" not in _body(result.sql, "wrap")
+    dropped = compile_source(
+        source + "pub unsafe fn go(a: text) {\n    let c: cursor<Order> = exec_dyn(\"select id, "
+        'status from {a}");\n    pass(c);\n}\n',
+        "m.pell",
+    )
+    assert [d.code for d in dropped.diagnostics] == ["not-a-statement"]

@@ -325,10 +325,14 @@ class BodyChecker(ExpressionChecker):
             before = self.diagnostic_count()
             self.expr(stmt.expr, None, as_statement=True)
             if self.diagnostic_count() == before and self.pure_value(expr):
+                opened = isinstance(self.analysis.types.get(id(expr)), t.CursorType)
                 self.error(
                     "not-a-statement",
-                    "the value of this call is not used, and it has no effect: a statement is "
-                    "a call for its effect, an assignment or SQL",
+                    "the cursor this call returns would stay open: read it with `for`, or "
+                    "return it"
+                    if opened
+                    else "the value of this call is not used, and it has no effect: a "
+                    "statement is a call for its effect, an assignment or SQL",
                     stmt.span,
                 )
             return
@@ -343,7 +347,9 @@ class BodyChecker(ExpressionChecker):
         """A built-in method of a list, text, bytes or other scalar (but `.append`), or a
         list read by call syntax (`xs(1)`): a value and nothing else."""
         if isinstance(expr, ast.Call):
-            return id(expr) in self.analysis.list_indexes
+            # a cursor the call opens would be left open: nothing reads or closes it
+            value = self.analysis.types.get(id(expr))
+            return id(expr) in self.analysis.list_indexes or isinstance(value, t.CursorType)
         if not isinstance(expr, ast.MethodCall) or expr.name == "append":
             return False
         target = self.analysis.types.get(id(expr.target))

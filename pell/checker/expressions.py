@@ -188,6 +188,8 @@ class ExpressionChecker(SqlChecker):
             if self.cursor_handoff and len(expr.path) == 1:
                 # returned, or passed to a fn: whoever gets it reads it, not this fn
                 self.read_cursors.add(symbol.plsql)
+                if self.cursor_handoff == "call":
+                    self.analysis.handed_cursors.add(symbol.plsql)
                 return symbol.type
             self.error(
                 "type-mismatch",

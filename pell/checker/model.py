@@ -142,6 +142,7 @@ class FnAnalysis:
     # `pivot::sum_dyn(...)` Call -> its lowering (pell.checker.pivot)
     pivots: dict[int, DynamicPivot] = field(default_factory=dict)
     fetched_rows: list[Type] = field(default_factory=list)  # row types `for` FETCHes a cursor of
+    handed_cursors: set[str] = field(default_factory=set)  # local cursors passed to a call
 
 
 @record

@@ -237,8 +237,13 @@ class FnLowerer(ExpressionLowerer):
         # again (a loop's next pass, a retried attempt), it need not be closed first: "You
         # need not close a cursor variable before reopening it" (PL/SQL Language Reference,
         # CLOSE Statement).
+        # A fn that returns a cursor may return the one it handed to a call (`return
+        # pass(c)`: the same cursor): those it hands on are left open.
         for symbol in self.analysis.locals:
-            if isinstance(symbol.type, t.CursorType):
+            if isinstance(symbol.type, t.CursorType) and not (
+                isinstance(self.fn.returns, t.CursorType)
+                and symbol.plsql in self.analysis.handed_cursors
+            ):
                 self.fetched_cursors.append(symbol.plsql)
                 self.cursor_hooks[symbol.plsql] = ((self.close_if_open(symbol.plsql),), 0)
 
