@@ -65,7 +65,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unsupported": (Severity.ERROR, "a construct pellc does not lower yet"),
     "list-between-modules": (
         Severity.ERROR,
-        "an `out` or `inout` list parameter of another module's fn, called",
+        "an `out` or `inout` list parameter of another module's fn, called, or a list field of "
+        "another module's record",
     ),
     "dynamic-sql": (
         Severity.ERROR,

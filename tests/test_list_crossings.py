@@ -201,3 +201,25 @@ def test_an_aggregate_cannot_reach_the_packages_copy_function(
         "`pell_from_text_utils_t_5840be`, which its type cannot use: not supported yet  "
         "[unsupported]"
     ]
+
+
+def test_a_list_field_of_another_modules_record_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 10: `r.tags` of `lm::R` is lm's list type, which the caller moved to and from its
+    # own with no copy (PLS-00382)
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "lm.pell").write_text(
+        "module lm;\npub record R { a: number, tags: list<text> }\n"
+    )
+    (tmp_path / "use2.pell").write_text(
+        "module use2;\nimport lm;\n"
+        "pub fn mk(tags: list<text>) -> lm::R { return lm::R { a: 1, tags: tags }; }\n"
+        "pub fn first(r: lm::R) -> list<text> { return r.tags; }\n"
+        "pub fn ok(r: lm::R) -> number { return r.a; }\n"
+    )
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "use2.pell:3:" in err and "use2.pell:4:" in err
+    assert err.count("[list-between-modules]") == 2, err
+    assert main(["check", "--no-verify", "--target", "postgres", str(tmp_path)]) == 0

@@ -253,6 +253,8 @@ class ExpressionChecker(SqlChecker):
         if isinstance(target, t.RecordType):
             fields = self.module.record_info(target).fields
             if expr.name in fields:
+                if target.module and isinstance(fields[expr.name], t.ListType):
+                    self.foreign_record_list(target, expr.name, expr.span)
                 return fields[expr.name]
             self.error(
                 "unknown-field",
@@ -851,6 +853,20 @@ class ExpressionChecker(SqlChecker):
             *hints,
         )
 
+    def foreign_record_list(self, record: t.RecordType, field: str, span: ast.Span) -> None:
+        """A list field of another module's record holds that package's list type, which the
+        copies between modules (pell.checker.list_crossings) do not reach yet. (PostgreSQL's
+        arrays are one type everywhere.)"""
+        if self.target == "postgres":
+            return
+        self.error(
+            "list-between-modules",
+            f"field `{field}` of `{record}` is a list of its own module's list type: reading or "
+            "filling it from here is not supported yet",
+            span,
+            "pass the list through a fn of that module, which copies it",
+        )
+
     def expr_recordlit(self, expr: ast.RecordLit, expected: t.Type | None) -> t.Type:
         if "::" in expr.type_name:
             found = self.resolver.foreign_item(expr.type_name, expr.span, "record")
@@ -863,6 +879,9 @@ class ExpressionChecker(SqlChecker):
             record_type = found[0].record_type(found[1].name)
             fields = self.module.record_info(record_type).fields
             self.field_inits(expr.type_name, fields, expr.fields, expr.span)
+            for init in expr.fields:
+                if isinstance(fields.get(init.name), t.ListType):
+                    self.foreign_record_list(record_type, init.name, init.value.span)
             return record_type
         if expr.type_name in self.module.errors:
             self.error(
