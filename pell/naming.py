@@ -203,6 +203,8 @@ def package_name(
     `chosen` (a module's `@package("name")`) replaces the package part; the schema stays."""
     schema = module_path[0].lower() if len(module_path) > 1 else None
     if chosen is not None:
+        if schema is None and chosen.lower() in STANDARD_FUNCTIONS:
+            return None, f"pkg_{chosen.lower()}"  # as a one-part module's name (below)
         return schema, chosen.lower()
     if len(module_path) == 1:  # called as `pkg.fn(...)`: the package's name begins a statement
         if module_path[0].lower() in STANDARD_FUNCTIONS:

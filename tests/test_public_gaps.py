@@ -311,3 +311,11 @@ def test_a_sequence_name_oracle_would_not_read_is_reserved_name() -> None:
     )
     found = [(d.code, result.source.line_col(d.span.start)[0]) for d in result.diagnostics]
     assert found == [("reserved-name", 2), ("reserved-name", 3), ("reserved-name", 4)]
+
+
+def test_standard_function_names_are_kept_off_packages_and_sequence_schemas() -> None:
+    # review 10: `seq log::s` and `@package("log")` met STANDARD's LOG (PLS-00225)
+    result = compile_source("module m;\npub seq log::s;\n", "m.pell")
+    assert [d.code for d in result.diagnostics] == ["reserved-name"]
+    sql = compiled('@package("log")\nmodule m;\npub fn f() -> number { return 1; }\n')
+    assert "CREATE OR REPLACE PACKAGE pkg_log AS" in sql

@@ -316,6 +316,15 @@ def _check_sequence_name(
                 item.span,
             )
         )
+    elif len(parts) == 2 and parts[0].lower() in naming.STANDARD_FUNCTIONS:
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"sequence `{item.name}`: PL/SQL reads `{parts[0]}.{parts[1]}` as a reference into "
+                f"its own function `{parts[0].upper()}` (PLS-00225), not the schema's sequence",
+                item.span,
+            )
+        )
     elif len(parts) == 2 and parts[0].lower() == naming.module_package(module)[1]:
         diagnostics.append(
             Diagnostic.of(
