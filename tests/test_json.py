@@ -388,3 +388,16 @@ def test_json_is_refused_on_12_2_whose_sql_json_functions_return_no_clob() -> No
     refused = compile_source(source, "m.pell", "12.2")
     assert [d.code for d in refused.diagnostics] == ["unsupported", "unsupported"]
     assert compile_source(source, "m.pell", "19c").sql is not None
+
+
+def test_jq_keeps_a_missing_member_where_jq_s_null_compares_true() -> None:
+    # review 10: jq's null != "bob" and null < 18 are true; the row was left out
+    result = compile_source(
+        "module m;\npub fn n(j: json) -> list<text> {\n"
+        '    let xs: list<text> = jq!{ j | .users[] | select(.nick != "bob" and .age < 18) '
+        "| .name }.collect();\n    return xs;\n}\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert "(jt.pell_f0 IS NULL OR jt.pell_f0 <> 'bob')" in result.sql
+    assert "(jt.pell_f1 IS NULL OR jt.pell_f1 < 18)" in result.sql

@@ -429,6 +429,12 @@ def _condition(condition: Condition | Comparison, columns: list[str], top: bool 
         column = next((name for name, rest in known if rest == definition), fresh)
         if column == fresh:
             columns.append(f"{column} {definition}")
-        return f"jt.{column} {condition.op} {condition.literal}"
+        compared = f"jt.{column} {condition.op} {condition.literal}"
+        if condition.op in ("<>", "<", "<="):
+            # jq's null (a missing member too) differs from every string and number and
+            # sorts before them: `!=`, `<` and `<=` are true for it (jq manual, "Math" and
+            # "sort": null < false < true < numbers < strings)
+            return f"(jt.{column} IS NULL OR {compared})"
+        return compared
     joined = f" {condition.join.upper()} ".join(_condition(p, columns) for p in condition.parts)
     return joined if top or len(condition.parts) == 1 else f"({joined})"

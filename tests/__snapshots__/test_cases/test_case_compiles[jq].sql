@@ -66,7 +66,7 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
       FROM JSON_TABLE(p_j, '$.users[*]' ERROR ON ERROR
              COLUMNS (v VARCHAR2(4000) PATH '$.name' ERROR ON ERROR ERROR ON EMPTY,
                       pell_f0 NUMBER PATH '$.age' NULL ON ERROR NULL ON EMPTY)) jt
-     WHERE jt.pell_f0 >= 18 AND jt.pell_f0 <= 65;
+     WHERE jt.pell_f0 >= 18 AND (jt.pell_f0 IS NULL OR jt.pell_f0 <= 65);
     RETURN l_names;
   END working_age;
 
@@ -78,7 +78,7 @@ CREATE OR REPLACE PACKAGE BODY jq_demo AS
              COLUMNS (v NUMBER PATH '$.id' ERROR ON ERROR ERROR ON EMPTY,
                       pell_f0 VARCHAR2(4000) PATH '$.role' NULL ON ERROR NULL ON EMPTY,
                       pell_f1 NUMBER PATH '$.active' NULL ON ERROR NULL ON EMPTY)) jt
-     WHERE (jt.pell_f0 = 'admin' OR jt.pell_f0 = 'owner''s') AND jt.pell_f1 <> 0;
+     WHERE (jt.pell_f0 = 'admin' OR jt.pell_f0 = 'owner''s') AND (jt.pell_f1 IS NULL OR jt.pell_f1 <> 0);
     RETURN l_ids;
   END admins_or_owners;
 
