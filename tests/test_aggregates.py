@@ -543,3 +543,25 @@ def test_a_part_that_runs_a_block_or_a_committing_call_is_aggregate_dml() -> Non
         )
         result = compile_source(source, "m.pell")
         assert [d.code for d in result.diagnostics if d.is_error] == ["aggregate-dml"], part
+
+
+def test_a_parallel_fn_that_commits_itself_or_through_a_call_is_refused() -> None:
+    # review 10: only writes in the fn's own body were caught
+    source = (
+        "module par;\nfn close_day(v: number) -> number {\n    sql! { commit };\n    return v;\n}\n"
+        "@parallel\npub fn f(v: number) -> number { return close_day(v); }\n"
+        "@parallel\n"
+        'pub fn h(v: number) -> number { dbms_stats::gather_table_stats("A", "T"); return v; }\n'
+    )
+    for target in ("23ai", "postgres"):
+        result = compile_source(source, "m.pell", target)
+        found = [
+            (d.code, result.source.line_col(d.span.start)[0])
+            for d in result.diagnostics
+            if d.is_error
+        ]
+        if target == "postgres":  # Oracle's dbms_stats has no PostgreSQL form
+            found = [f for f in found if f[0] != "unsupported"]
+        assert ("parallel-misuse", 7) in found, (target, found)
+    oracle = compile_source(source, "m.pell")
+    assert [d.code for d in oracle.diagnostics if d.is_error] == ["parallel-misuse"] * 2

@@ -255,6 +255,7 @@ class FnFacts:
     attempts: int = 0  # @retry's n; 0 when not retried
     finally_span: ast.Span | None = None  # its `finally { }` block, if it has one
     params: int = 0  # how many parameters it takes (SQL calls one with none without `()`)
+    parallel: bool = False  # @parallel: parallel query servers run it, inside a query
 
     def to_json(self) -> list[object]:
         """[name, start, end, retry scope, retry span or None, autonomous, effects, recover,
@@ -273,6 +274,7 @@ class FnFacts:
             self.attempts,
             _span_json(self.finally_span),
             self.params,
+            self.parallel,
         ]
 
     @staticmethod
@@ -280,7 +282,7 @@ class FnFacts:
         # an older pellc's facts have no `params`: ValueError, and the module compiles again
         # (they also lack the SQL calls of its PL/SQL blocks and the names SQL calls bare)
         name, start, end, retry, retry_span, autonomous, effects, recover, attempts = data[:9]
-        cleanup, params = data[9:]
+        cleanup, params, parallel = data[9:]
         assert isinstance(effects, list)
         return FnFacts(
             str(name),
@@ -293,6 +295,7 @@ class FnFacts:
             int(attempts),
             _span_from_json(cleanup),
             int(params),
+            bool(parallel),
         )
 
 
@@ -1236,6 +1239,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.retry.attempts if fn.retry is not None else 0,
             fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
             len(fn.decl.params),
+            "parallel" in annotations,
         )
     # the modules as resolved (`import std::b;` is the module `b`: imports.imported_path)
     imports = tuple(imported_path(i.path, checked.imports.index) for i in checked.module.imports)

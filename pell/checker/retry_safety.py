@@ -79,6 +79,33 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
         refused = _refused_calls(graph, key, name_of)
         diagnostics += refused.values()
         diagnostics += _called_from_sql(graph, key, name_of, commit_notes)
+        if fn.parallel:
+            # its own writes are parallel-misuse already (pell.checker.parallel); a call that
+            # commits is one a query cannot run either (ORA-14552)
+            for effect in fn.effects:
+                callee = calls.get(id(effect))
+                if effect.kind in ("commit", "transaction"):
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "parallel-misuse",
+                            f"@parallel fn `{fn.name}`: {effect.what}: parallel query servers "
+                            "run it inside a query, which cannot end the transaction "
+                            "(ORA-14552)",
+                            effect.span,
+                        )
+                    )
+                elif callee is not None and callee in graph.commits:
+                    where, notes = commit_notes(callee, graph.commits[callee], [])
+                    diagnostics.append(
+                        Diagnostic.of(
+                            "parallel-misuse",
+                            f"@parallel fn `{fn.name}` calls {name_of(callee)}, which commits"
+                            f"{where}: parallel query servers run it inside a query, which "
+                            "cannot end the transaction (ORA-14552)",
+                            effect.span,
+                            notes=notes,
+                        )
+                    )
         if fn.retry_scope is not None and fn.retry_span is not None:
             at_retry = Note(f"`{fn.name}` is retried here", fn.retry_span)
             transaction = fn.retry_scope == "transaction"
