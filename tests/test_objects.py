@@ -228,3 +228,13 @@ def test_a_match_on_a_computed_value_right_of_and_or_is_refused() -> None:
         "    return x != 0 && (match x { 1 -> true, _ -> false });\n}\n"
     )
     assert codes == ["unsupported"]
+
+
+def test_a_query_right_of_and_or_is_refused_as_it_would_run_first() -> None:
+    # review 10: `x != 0 && sql! { select 10 / :x ... }` ran the query before `x != 0` decided
+    codes = _codes(
+        "module q;\npub fn c(x: number) -> bool {\n"
+        "    let y: number = 0;\n"
+        "    return x != 0 && sql! { select count(*) from t where a = :x }.one() > y;\n}\n"
+    )
+    assert codes == ["unsupported"]

@@ -47,6 +47,16 @@ class ExpressionChecker(SqlChecker):
         elif (jq_query := jq_chain(expr)) is not None:
             type_ = self.jq_expr(jq_query[0], jq_query[1], expected, as_statement)
         elif (chain := sql_chain(expr)) is not None:
+            if self.lazy_operands:
+                # the lowering runs a query before the condition it stands in: on the right
+                # of `&&`/`||` it would run even when the left side decides
+                self.error(
+                    "unsupported",
+                    "a query on the right of `&&` or `||`: pellc would run it before the left "
+                    "side decides",
+                    chain[0].span,
+                    "read it into a name first (`let v = sql! { ... }.one();`), or use an `if`",
+                )
             type_ = self.sql_expr(chain[0], chain[1], expected, as_statement)
         else:
             self.as_statement = as_statement  # read by calls whose value may go unused
