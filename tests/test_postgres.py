@@ -1289,3 +1289,20 @@ def test_json_into_fills_a_record_and_refuses_a_fraction_for_an_int(dsn: str) ->
             connection.execute("select pi.u(%s)", ('{"name": "a", "age": 7.5, "score": 1}',))
         with pytest.raises(psycopg.Error):  # a missing member that is not optional
             connection.execute("select pi.u(%s)", ('{"name": "a", "score": 1}',))
+
+
+def test_the_rows_of_a_dyn_cursor_are_jsonb_objects(dsn: str) -> None:
+    # to_jsonb of each fetched row; the cursor a call returns is fetched from one temporary
+    load(
+        dsn,
+        "module dr;\npub unsafe fn open_all(tname: text) -> cursor<dyn> {\n"
+        '    return exec_dyn("select * from {tname} order by id");\n}\n'
+        "pub unsafe fn names(tname: text) -> text {\n"
+        '    var out: text = "";\n    for row in open_all(tname) {\n'
+        '        let n: text = json::get_text(row, "$.note");\n'
+        '        out = out + n + ";";\n    }\n    return out;\n}\n',
+        "create table notes (id numeric primary key, note text);"
+        "insert into notes values (1, 'a'), (2, 'b');",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select dr.names('notes')").fetchone() == ("a;b;",)

@@ -529,21 +529,31 @@ class PgFnLowerer:
             # caller's) is empty, as for `.len()` and `.indices()`
             head = f"FOREACH {variable.plsql} IN ARRAY coalesce({self.lower(source)}, '{{}}')"
         elif isinstance(cursor_type := self.type_of(source), t.CursorType):
-            if cursor_type.element == t.DYN_ROW:
-                # Oracle reads its columns through DBMS_SQL into a json object each
-                # (pell.codegen.subprograms.dyn_cursor_loop): not lowered here
-                raise self.unsupported(
-                    "a `for` over a `cursor<dyn>` (its rows read as json through DBMS_SQL)",
-                    source.span,
-                )
-            # a refcursor the caller opened: FETCH until none is left, then CLOSE
+            # a refcursor the caller opened (or a call returned, kept in a temporary so that
+            # the call runs once): FETCH until none is left, then CLOSE
             cursor = self.lower(source)
-            fetch = self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}"))
+            if not isinstance(source, ast.Name):
+                holder = self.temp(cursor_type)
+                self.emit(plsql.Assign(holder, cursor))
+                cursor = holder
             done = self.at(plsql.ExitWhen(plsql.Opaque("NOT FOUND"), holds=True))
+            if cursor_type.element == t.DYN_ROW:
+                # each row as a jsonb object keyed by its column names: to_jsonb of the row
+                # ("Composites are converted to JSON objects", 9.16 JSON Creation Functions),
+                # as Oracle's lowering builds one through DBMS_SQL
+                row = naming.unique("l_pell_row", self.taken)
+                self.declarations.append(f"{row} record;")
+                first: list[plsql.Stmt] = [
+                    self.at(plsql.Exec(f"FETCH {cursor} INTO {row}")),
+                    done,
+                    self.at(plsql.Assign(variable.plsql, f"to_jsonb({row})")),
+                ]
+            else:
+                first = [self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}")), done]
             self.open_cursors.append(cursor)
             body = self.nested(stmt.body)
             self.open_cursors.pop()
-            self.emit(plsql.Loop("", [fetch, done, *body]))
+            self.emit(plsql.Loop("", [*first, *body]))
             self.emit(plsql.Exec(f"CLOSE {cursor}"))
             return
         else:
