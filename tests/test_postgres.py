@@ -1306,3 +1306,22 @@ def test_the_rows_of_a_dyn_cursor_are_jsonb_objects(dsn: str) -> None:
     )
     with psycopg.connect(dsn, autocommit=True) as connection:
         assert connection.execute("select dr.names('notes')").fetchone() == ("a;b;",)
+
+
+def test_json_methods_set_remove_and_append_as_on_oracle(dsn: str) -> None:
+    load(
+        dsn,
+        "module pm;\npub fn tagged(j: json, tag: text) -> json {\n"
+        '    return j.set("meta.tag", tag).remove("draft");\n}\n'
+        'pub fn more(j: json, n: number) -> json { return j.append("xs", n); }\n',
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def run(call: str, doc: str) -> object:
+            return connection.execute(f"select {call}::text", (doc,)).fetchone()[0]
+
+        assert run("pm.tagged(%s, 'x')", '{"draft": 1, "meta": 3}') == '{"meta": {"tag": "x"}}'
+        assert run("pm.more(%s, 1.50)", '{"a": 1}') == '{"a": 1, "xs": [1.5]}'
+        assert run("pm.more(%s, 2)", '{"xs": [1]}') == '{"xs": [1, 2]}'
+        with pytest.raises(psycopg.Error, match="no array"):
+            run("pm.more(%s, 2)", '{"xs": 1}')

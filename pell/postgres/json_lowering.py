@@ -54,10 +54,67 @@ _HELPERS = {
 }
 
 
+# j.set("a.b", v), j.remove("k"), j.append("k", v) on a jsonb object, as the Oracle helpers
+# of templates/json_functions.sql.j2 do them: `||` of an object replaces or adds its members
+# (9.16 "jsonb || jsonb"), `-` removes a key (no change when there is none)
+_METHOD_HELPERS = {
+    "pell_json_set": (
+        "(p_doc jsonb, p_key text, p_value jsonb) RETURNS jsonb",
+        "  IF jsonb_typeof(p_doc) IS DISTINCT FROM 'object' THEN\n"
+        "    RAISE EXCEPTION '.set: the json value is no object' USING ERRCODE = '2203C';\n"
+        "  END IF;\n"
+        "  IF strpos(p_key, '.') = 0 THEN\n"
+        "    RETURN p_doc || jsonb_build_object(p_key, p_value);\n"
+        "  END IF;\n"
+        "  -- objects made, or put in place of any other value, on the way\n"
+        "  RETURN p_doc || jsonb_build_object(split_part(p_key, '.', 1), {schema}.pell_json_set(\n"
+        "    CASE WHEN jsonb_typeof(p_doc -> split_part(p_key, '.', 1)) = 'object'\n"
+        "      THEN p_doc -> split_part(p_key, '.', 1) ELSE '{{}}'::jsonb END,\n"
+        "    substr(p_key, strpos(p_key, '.') + 1), p_value));",
+    ),
+    "pell_json_remove": (
+        "(p_doc jsonb, p_key text) RETURNS jsonb",
+        "  IF jsonb_typeof(p_doc) IS DISTINCT FROM 'object' THEN\n"
+        "    RAISE EXCEPTION '.remove: the json value is no object' USING ERRCODE = '2203C';\n"
+        "  END IF;\n"
+        "  RETURN p_doc - p_key;",
+    ),
+    "pell_json_append": (
+        "(p_doc jsonb, p_key text, p_value jsonb) RETURNS jsonb",
+        "  IF jsonb_typeof(p_doc) IS DISTINCT FROM 'object' THEN\n"
+        "    RAISE EXCEPTION '.append: the json value is no object' USING ERRCODE = '2203C';\n"
+        "  END IF;\n"
+        "  IF p_doc ? p_key AND jsonb_typeof(p_doc -> p_key) IS DISTINCT FROM 'array' THEN\n"
+        "    -- a member that is no array is an error, never replaced\n"
+        "    RAISE EXCEPTION '.append: member % is no array', p_key USING ERRCODE = '22039';\n"
+        "  END IF;\n"
+        "  RETURN p_doc || jsonb_build_object(p_key,\n"
+        "    coalesce(p_doc -> p_key, '[]'::jsonb) || jsonb_build_array(p_value));",
+    ),
+}
+
+
+def method_sql(lowerer: PgFnLowerer, expr: ast.MethodCall) -> str:
+    """`j.set(key, v)`, `j.remove(key)`, `j.append(key, v)`: the helper of the schema."""
+    helper = {"set": "pell_json_set", "remove": "pell_json_remove", "append": "pell_json_append"}[
+        expr.name
+    ]
+    lowerer.helpers.add(helper)
+    args = [lowerer.lower(expr.target), lowerer.lower(expr.args[0])]
+    if expr.name != "remove":
+        # as jsonb_build_object converts its arguments ("as per to_jsonb")
+        args.append(f"to_jsonb({element(lowerer, expr.args[1])})")
+    return f"{lowerer.schema}.{helper}({', '.join(args)})"
+
+
 def json_helper(schema: str, name: str) -> str:
     """The DDL of one helper function of `schema` (IMMUTABLE: it reads nothing but its
     argument)."""
-    signature, body = _HELPERS[name]
+    if name in _METHOD_HELPERS:
+        signature, template = _METHOD_HELPERS[name]
+        body = template.format(schema=schema)
+    else:
+        signature, body = _HELPERS[name]
     return (
         f"CREATE OR REPLACE FUNCTION {schema}.{name}{signature}\n"
         f"LANGUAGE plpgsql IMMUTABLE AS $pell$\nBEGIN\n{body}\nEND;\n$pell$;"

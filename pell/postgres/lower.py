@@ -919,7 +919,7 @@ class PgFnLowerer:
             raise self.unsupported(f"`bulk.{expr.name}()`, the row counts of Oracle's FORALL", expr.span)
         target_type = self.type_of(expr.target)
         if id(expr) in self.analysis.json_calls:
-            raise self.unsupported(f"the json method `.{expr.name}()`", expr.span)
+            return json_lowering.method_sql(self, expr), ATOM
         if expr.name in ("into", "to_text"):
             wanted = self.type_of(expr)
             if t.is_text(wanted) and not t.is_text(target_type):
