@@ -412,20 +412,6 @@ _OUT_OF_SCOPE_WORDS = {
     "json": "JSON literals (`json! { }`) are not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# The grammar's keywords of those constructs: a syntax error inside one (the public compiler's
-# forms parse) is reported as the construct being unsupported, at its keyword.
-_OUT_OF_SCOPE_KEYWORDS: dict[str, str] = {}
-
-
-def _inside_out_of_scope(error: UnexpectedInput) -> Diagnostic | None:
-    """The `unsupported` diagnostic of the out-of-scope construct the parse failed inside."""
-    for value in _stack_tokens(error):
-        if value.type in _OUT_OF_SCOPE_KEYWORDS:
-            message = _OUT_OF_SCOPE_WORDS[_OUT_OF_SCOPE_KEYWORDS[value.type]]
-            return Diagnostic.of("unsupported", message, token_span(value))
-    return None
-
-
 def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     """An `unsupported` diagnostic when the parse failed on a construct out of scope."""
     from lark.exceptions import UnexpectedToken
@@ -435,20 +421,6 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
         position = error.token.start_pos
     if position is None:
         return None
-    if text.startswith("<", position) and text[:position].rstrip().endswith("::"):
-        before = text[:position].rstrip()[:-2]
-        qualified = re.search(r"([A-Za-z_]\w*)\s*(?:::\s*[A-Za-z_]\w*\s*)*$", before)
-        if qualified is not None and qualified.group(1) in ("json", "pivot"):
-            start = qualified.start(1)
-            library = qualified.group(1)
-            return Diagnostic.of(
-                "unsupported",
-                f"`{library}::` (a module of the public Pell library) is not supported yet",
-                ast.Span(start, start + len(library)),
-            )
-    inside = _inside_out_of_scope(error)
-    if inside is not None:
-        return inside
     if text.startswith("|>", position):
         return Diagnostic.of(
             "syntax",
