@@ -401,3 +401,17 @@ def test_jq_keeps_a_missing_member_where_jq_s_null_compares_true() -> None:
     assert result.sql is not None, [d.message for d in result.diagnostics]
     assert "(jt.pell_f0 IS NULL OR jt.pell_f0 <> 'bob')" in result.sql
     assert "(jt.pell_f1 IS NULL OR jt.pell_f1 < 18)" in result.sql
+
+
+def test_json_into_an_int_field_refuses_a_fraction_instead_of_rounding() -> None:
+    # review 8: NUMBER(38) rounded 1.5 to 2 silently
+    result = compile_source(
+        "module m;\nrecord R { n: int, x: number }\n"
+        "pub fn f(j: json) -> R { return json::into::<R>(j); }\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert_oracle_accepts(result.sql)
+    assert "l_pell_r.n := pell_json_whole(JSON_VALUE(p_j, '$.n' RETURNING NUMBER" in result.sql
+    assert "l_pell_r.x := JSON_VALUE(p_j, '$.x' RETURNING NUMBER" in result.sql
+    assert "IF p_value <> TRUNC(p_value) THEN\n      RAISE VALUE_ERROR;" in result.sql

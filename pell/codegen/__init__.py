@@ -320,7 +320,12 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
             for statement in aggregate_statements(info, target)
         ),
         json_functions=tuple(
-            f for f in (*json_lowering.HELPERS.values(), *json_lowering.DYN_ROW_HELPERS)
+            f
+            for f in (
+                *json_lowering.HELPERS.values(),
+                *json_lowering.DYN_ROW_HELPERS,
+                json_lowering.WHOLE_HELPER,
+            )
             if f in helpers
         ),
         json_date_mask=datetime_mask("date", JSON_SEPARATOR),

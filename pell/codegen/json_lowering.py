@@ -42,6 +42,8 @@ KEYS_HELPER = HELPERS["get_keys"]  # returns the package's list<text> type
 DYN_OPEN_HELPER = "pell_dyn_open"
 DYN_ROW_HELPER = "pell_dyn_row"
 DYN_ROW_HELPERS = (DYN_OPEN_HELPER, DYN_ROW_HELPER)
+# `json::into` of an `int` field: the number, or VALUE_ERROR for a fraction (no rounding)
+WHOLE_HELPER = "pell_json_whole"
 
 
 def quote(text: str) -> str:
@@ -198,5 +200,8 @@ def into_assignments(
             if name_of_type in _FROM_TEXT:
                 mask = datetime_mask(name_of_type, JSON_SEPARATOR)
                 value = f"{_FROM_TEXT[name_of_type]}({value}, '{mask}')"
+            elif name_of_type == "int":
+                lowerer.helpers.add(WHOLE_HELPER)
+                value = f"{WHOLE_HELPER}({value})"
         pairs.append((field_target, value))
     return pairs
