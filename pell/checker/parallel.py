@@ -18,6 +18,7 @@ from __future__ import annotations
 from pell import ast, naming, records
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
+from pell.checker.retry_facts import DML
 from pell.diagnostics import Diagnostic
 
 PARTITIONS = ("any", "hash", "range")
@@ -28,9 +29,7 @@ def _misuse(diagnostics: list[Diagnostic], message: str, span: ast.Span, *hints:
     diagnostics.append(Diagnostic.of("parallel-misuse", message, span, hints=hints))
 
 
-# DML; what ends the transaction (COMMIT, DDL, a committing call, a `transaction` block),
-# here or in a fn it calls, the retry facts find (pell.checker.retry_safety)
-_WRITES = ("insert", "update", "delete", "merge")
+
 
 
 def _changes_data(fn: ast.Fn) -> tuple[str, ast.Span] | None:
@@ -39,7 +38,9 @@ def _changes_data(fn: ast.Fn) -> tuple[str, ast.Span] | None:
     for node in ast.walk(fn.body):
         if isinstance(node, ast.SqlBlock):
             words = node.text.split(None, 1)
-            if words and words[0].lower() in _WRITES:
+            # DML; what ends the transaction (COMMIT, DDL, a committing call, a `transaction`
+            # block), here or in a fn it calls, the retry facts find (retry_safety)
+            if words and words[0].lower() in DML:
                 return f"runs `{words[0].lower()}`", node.span
     return None
 

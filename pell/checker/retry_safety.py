@@ -607,24 +607,24 @@ def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
     """Schema-level names two declarations would both create (an aggregate's function or type
     and another module's package or aggregate, in one schema): CREATE OR REPLACE of the
     second would silently replace the first, or fail (ORA-00955) where the kinds differ."""
-    seen: dict[tuple[str | None, str], tuple[str, str]] = {}  # -> (module, what it is)
+    seen: dict[tuple[str | None, str], tuple[str, bool]] = {}  # -> (module, is its package)
     for module in modules:
         if module.package and not module.stub:
             schema = module.package[0] if len(module.package) == 2 else None
-            seen.setdefault((schema, module.package[-1].lower()), (module.name, "the package"))
+            seen.setdefault((schema, module.package[-1].lower()), (module.name, True))
     found: dict[str, list[Diagnostic]] = {}
     for module in modules:
         schema = module.package[0] if len(module.package) == 2 else None
         for name, span in module.schema_objects:
             first = seen.get((schema, name))
             if first is None:
-                seen[(schema, name)] = (module.name, f"a schema-level object at {span.start}")
+                seen[(schema, name)] = (module.name, False)
                 continue
-            other, what = first
-            if other == module.name and what == "the package":
+            other, package = first
+            if other == module.name and package:
                 continue  # its own package: the module's own check (pell.checker.aggregates)
             where = "this module" if other == module.name else f"module `{other}`"
-            kind = "the package" if what == "the package" else "a type or function"
+            kind = "the package" if package else "a type or function"
             found.setdefault(module.name, []).append(
                 Diagnostic.of(
                     "duplicate-name",

@@ -41,7 +41,7 @@ _HELPERS = {
         "    RAISE EXCEPTION 'json::get_text: the path selects an %, not a scalar',"
         " jsonb_typeof(p_value) USING ERRCODE = '2203F';\n"
         "  END IF;\n"
-        "  RETURN p_value #>> '{}';",
+        "  RETURN p_value #>> '{{}}';",
     ),
     "pell_json_query": (
         "(p_value jsonb) RETURNS jsonb",
@@ -56,8 +56,9 @@ _HELPERS = {
 
 # j.set("a.b", v), j.remove("k"), j.append("k", v) on a jsonb object, as the Oracle helpers
 # of templates/json_functions.sql.j2 do them: `||` of an object replaces or adds its members
-# (9.16 "jsonb || jsonb"), `-` removes a key (no change when there is none)
-_METHOD_HELPERS = {
+# (9.16 "jsonb || jsonb"), `-` removes a key (no change when there is none). Each body is
+# formatted with its schema (`{schema}`), which pell_json_set calls itself through.
+_HELPERS |= {
     "pell_json_set": (
         "(p_doc jsonb, p_key text, p_value jsonb) RETURNS jsonb",
         "  IF jsonb_typeof(p_doc) IS DISTINCT FROM 'object' THEN\n"
@@ -110,11 +111,8 @@ def method_sql(lowerer: PgFnLowerer, expr: ast.MethodCall) -> str:
 def json_helper(schema: str, name: str) -> str:
     """The DDL of one helper function of `schema` (IMMUTABLE: it reads nothing but its
     argument)."""
-    if name in _METHOD_HELPERS:
-        signature, template = _METHOD_HELPERS[name]
-        body = template.format(schema=schema)
-    else:
-        signature, body = _HELPERS[name]
+    signature, template = _HELPERS[name]
+    body = template.format(schema=schema)
     return (
         f"CREATE OR REPLACE FUNCTION {schema}.{name}{signature}\n"
         f"LANGUAGE plpgsql IMMUTABLE AS $pell$\nBEGIN\n{body}\nEND;\n$pell$;"
