@@ -412,6 +412,6 @@ def test_json_into_an_int_field_refuses_a_fraction_instead_of_rounding() -> None
     )
     assert result.sql is not None, [d.message for d in result.diagnostics]
     assert_oracle_accepts(result.sql)
-    assert "l_pell_r.n := pell_json_whole(JSON_VALUE(p_j, '$.n' RETURNING NUMBER" in result.sql
+    assert "l_pell_r.n := pell_whole(JSON_VALUE(p_j, '$.n' RETURNING NUMBER" in result.sql
     assert "l_pell_r.x := JSON_VALUE(p_j, '$.x' RETURNING NUMBER" in result.sql
     assert "IF p_value <> TRUNC(p_value) THEN\n      RAISE VALUE_ERROR;" in result.sql

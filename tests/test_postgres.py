@@ -1291,6 +1291,20 @@ def test_json_into_fills_a_record_and_refuses_a_fraction_for_an_int(dsn: str) ->
             connection.execute("select pi.u(%s)", ('{"name": "a", "score": 1}',))
 
 
+def test_a_number_list_index_must_be_whole(dsn: str) -> None:
+    # `.at(n)` of a `number` n: 2.0 is index 2; 2.5 raises, where a numeric subscript rounds
+    load(
+        dsn,
+        "module li;\npub fn pick(xs: list<number>, pos: number) -> number {\n"
+        "    let ys: list<number> = xs;\n    return ys.at(pos);\n}\n",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        picked = connection.execute("select li.pick(array[10, 20, 30], 2.0)").fetchone()
+        assert picked == (Decimal("20"),)
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            connection.execute("select li.pick(array[10, 20, 30], 2.5)")
+
+
 def test_the_rows_of_a_dyn_cursor_are_jsonb_objects(dsn: str) -> None:
     # to_jsonb of each fetched row; the cursor a call returns is fetched from one temporary
     load(

@@ -640,7 +640,8 @@ class ExpressionChecker(SqlChecker):
                 )
             if expr.name == "at":
                 for arg in expr.args:
-                    self.argument(arg, t.INT, expr.name)
+                    # a `number` index is checked whole at run time (pell.codegen: no rounding)
+                    self.argument(arg, t.INT, expr.name, also=t.NUMBER)
                 return target.element
             if expr.name == "append":
                 for arg in expr.args:
@@ -828,10 +829,12 @@ class ExpressionChecker(SqlChecker):
             )
         return t.TEXT
 
-    def argument(self, arg: ast.Expr, param: t.Type, method: str) -> None:
-        """A method's argument, against the type it takes."""
+    def argument(
+        self, arg: ast.Expr, param: t.Type, method: str, also: t.Type | None = None
+    ) -> None:
+        """A method's argument, against the type it takes (or `also`)."""
         arg_type = self.expr(arg, param)
-        if not t.assignable(arg_type, param):
+        if arg_type != also and not t.assignable(arg_type, param):
             self.error(
                 "type-mismatch",
                 f"`.{method}()` takes {quoted_with_article(param)} here, not {quoted_with_article(arg_type)}",

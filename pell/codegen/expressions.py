@@ -333,6 +333,11 @@ class ExpressionLowerer:
         else:
             target = self.lower_with_precedence(expr.target)
         args = [self.lower(arg) for arg in expr.args]
+        if expr.name == "at" and args and self.type_of(expr.args[0]) == t.NUMBER:
+            # a `number` index: VALUE_ERROR for a fraction, which the PLS_INTEGER subscript
+            # would otherwise round silently
+            self.helpers.add(json_lowering.WHOLE_HELPER)
+            args = [f"{json_lowering.WHOLE_HELPER}({args[0]})"]
         methods = (
             LIST_METHODS
             if isinstance(target_type, t.ListType)

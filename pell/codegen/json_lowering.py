@@ -42,8 +42,9 @@ KEYS_HELPER = HELPERS["get_keys"]  # returns the package's list<text> type
 DYN_OPEN_HELPER = "pell_dyn_open"
 DYN_ROW_HELPER = "pell_dyn_row"
 DYN_ROW_HELPERS = (DYN_OPEN_HELPER, DYN_ROW_HELPER)
-# `json::into` of an `int` field: the number, or VALUE_ERROR for a fraction (no rounding)
-WHOLE_HELPER = "pell_json_whole"
+# `json::into` of an `int` field, a `number` list index: the number, or VALUE_ERROR for a
+# fraction (no rounding)
+WHOLE_HELPER = "pell_whole"
 
 
 def quote(text: str) -> str:

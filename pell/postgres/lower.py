@@ -912,6 +912,17 @@ class PgFnLowerer:
             raise self.unsupported(f"Oracle's `{expr.callee.text}`", expr.callee.span)
         return foreign.fn(path[1])
 
+    def list_index(self, exprs: Sequence[ast.Expr], lowered: list[str]) -> str:
+        """`.at(i)`'s subscript. A `number` goes through its exact text to integer, which
+        raises for a fraction (invalid_text_representation) instead of rounding it as the
+        cast of a numeric would (PostgreSQL Documentation, 9.3 Mathematical Functions:
+        trim_scale drops the trailing zeroes of 3.0)."""
+        if not lowered:
+            return ""
+        if self.type_of(exprs[0]) == t.NUMBER:
+            return f"CAST(trim_scale({lowered[0]})::text AS integer)"
+        return lowered[0]
+
     def methodcall(self, expr: ast.MethodCall) -> Lowered:
         if id(expr) in self.analysis.bulk_counts:
             # a `forall` here is a loop of single statements: PostgreSQL has no FORALL and no
@@ -948,7 +959,7 @@ class PgFnLowerer:
                 "is_empty": (f"{count} = 0", COMPARISON),
                 "first": (f"array_lower({receiver[0]}, 1)", ATOM),
                 "last": (f"array_upper({receiver[0]}, 1)", ATOM),
-                "at": (f"{value}[{args[0] if args else ''}]", ATOM),
+                "at": (f"{value}[{self.list_index(expr.args, args)}]", ATOM),
             }
             if expr.name in lists:
                 return lists[expr.name]
