@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from pell.records import replace
 
@@ -62,26 +62,21 @@ def _flush_stdout() -> None:
 
 
 def _report(error: Exception) -> None:
-    from pell.diagnostics import output_format
+    """`pellc: error: ...`, or an error line under --format json (pell.report)."""
+    from pell import report
+    from pell.build import FileError
 
-    if output_format.get() == "json":
-        path = getattr(error, "path", None)
-        shown = {"severity": "error", "message": str(error)}
-        sys.stderr.write(json.dumps(shown | ({"path": str(path)} if path else {})) + "\n")
-    else:
-        sys.stderr.write(f"pellc: error: {error}\n")
+    path = getattr(error, "path", None)
+    category = "file" if isinstance(error, FileError) else "usage"
+    sys.stderr.write(report.error(str(error), category, path or None))
 
 
 def _note(path: Path, message: str) -> None:
-    """A note about a file that is no diagnostic of its source: `path: message`, or a JSON line
-    with severity "note" under --format json (which prints nothing but JSON lines)."""
-    from pell.diagnostics import output_format
+    """A note about a file that is no diagnostic of its source: `path: message`, or a note
+    line under --format json."""
+    from pell import report
 
-    if output_format.get() == "json":
-        shown = {"severity": "note", "message": message, "path": str(path)}
-        sys.stderr.write(json.dumps(shown) + "\n")
-    else:
-        sys.stderr.write(f"{path}: {message}\n")
+    sys.stderr.write(report.note(message, path))
 
 
 def _apply_settings(args: argparse.Namespace) -> None:
@@ -113,11 +108,41 @@ def _jobs(value: str) -> int:
     return jobs
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose usage errors are an error line when the arguments ask for
+    `--format json` (_requested_format); its subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        from pell import report
+
+        if report.is_json():
+            sys.stderr.write(report.error(f"{self.prog}: {message}", "usage"))
+            self.exit(EXIT_USAGE)
+        super().error(message)
+
+
+def _requested_format(argv: Sequence[str]) -> str:
+    """The output format the arguments name, read before argparse so that its usage errors
+    follow it: the last `--format json|text` or `--format=...` before any `--` (argparse's
+    abbreviations such as `--form` are not recognised here: such a run's usage errors are
+    text)."""
+    requested = "text"
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = argv[index + 1] if arg == "--format" and index + 1 < len(argv) else None
+        if arg.startswith("--format="):
+            value = arg.removeprefix("--format=")
+        if value in ("text", "json"):
+            requested = value
+    return requested
+
+
 def _parser() -> argparse.ArgumentParser:
     from pell import __version__
     from pell.naming import TARGETS
 
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--target",
         choices=TARGETS,
@@ -132,9 +157,10 @@ def _parser() -> argparse.ArgumentParser:
         "--format",
         choices=("text", "json"),
         default="text",
-        help="diagnostics as `path:line:col: ...` lines (text) or one JSON object per line",
+        help="diagnostics and reports as text, or as JSON objects, one per line, on stdout and "
+        "stderr alike (docs/json.md)",
     )
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="pellc",
         description="Compile Pell modules to Oracle PL/SQL packages.",
         epilog=EXIT_CODES,
@@ -193,7 +219,10 @@ def _parser() -> argparse.ArgumentParser:
         "--pretty", action="store_true", help="show source lines under diagnostics"
     )
     runtime.add_argument(
-        "--format", choices=("text", "json"), default="text", help="diagnostics as text or JSON"
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="diagnostics and reports as text or JSON lines (docs/json.md)",
     )
     explain = commands.add_parser(
         "explain",
@@ -342,6 +371,7 @@ def _with_project_findings(
 
 
 def _build(args: argparse.Namespace) -> int:
+    from pell import report
     from pell.build import FileError, project_of, write_atomically
     from pell.diagnostics import SourceFile, render_all
 
@@ -376,7 +406,7 @@ def _build(args: argparse.Namespace) -> int:
         elif args.output is not None:
             write_atomically(args.output, result.sql)
         else:
-            _stdout(result.sql)
+            _stdout(report.sql(result.sql, path))
     return _exit_code(unreadable, failed)
 
 
@@ -384,14 +414,19 @@ def _run_build(
     args: argparse.Namespace, out_dir: Path, check_only: bool, source_maps: bool
 ) -> BuildResult:
     """build_tree with a progress line on a terminal; prints every diagnostic and file error."""
+    from pell import report
     from pell.build import InputError, SourceUnit, build_tree
 
-    terminal = sys.stderr.isatty()
+    # under json every directory build of more than 20 modules shows its progress: a tool
+    # reads it through a pipe, never a terminal
+    terminal = sys.stderr.isatty() and not report.is_json()
     current: list[Path | None] = [None]
 
     def progress(index: int, total: int, unit: SourceUnit) -> None:
         current[0] = unit.path
-        if terminal and total > 20:
+        if total > 20 and report.is_json():
+            sys.stderr.write(report.progress(index, total, unit.path))
+        elif terminal and total > 20:
             sys.stderr.write(f"\r\x1b[Kbuilding {index}/{total} {unit.path}")
             sys.stderr.flush()
 
@@ -420,6 +455,8 @@ def _run_build(
 
 
 def _build_tree(args: argparse.Namespace) -> int:
+    from pell import report
+
     out_dir: Path = args.out_dir
     result = _run_build(args, out_dir, args.check, args.map)
     if args.check:
@@ -434,18 +471,26 @@ def _build_tree(args: argparse.Namespace) -> int:
             problems.append((str(result.code_file), result.code_file_path))
         problems += [("stale", out_dir / path) for path in result.leftovers]
         for status, path in problems:
-            sys.stderr.write(f"{path}: {status}\n")
-        sys.stderr.write(
-            f"checked {len(result.outcomes)}: fresh {result.count('fresh')}, "
-            f"stale or missing {len(problems)}, failed {result.count('failed')}\n"
+            sys.stderr.write(report.output_status(path, status))
+        checked: dict[str, object] = {"checked": len(result.outcomes)}
+        checked |= {"fresh": result.count("fresh"), "stale_or_missing": len(problems)}
+        checked["failed"] = result.count("failed")
+        shown = (
+            f"checked {checked['checked']}: fresh {checked['fresh']}, "
+            f"stale or missing {checked['stale_or_missing']}, failed {checked['failed']}"
         )
+        sys.stderr.write(report.summary("build --check", shown, checked))
         failed = bool(problems) or result.failed or result.runtime == "failed"
         return _exit_code(bool(result.file_errors), failed)
-    sys.stderr.write(result.summary() + "\n")
+    counts: dict[str, object] = {s: result.count(s) for s in ("built", "unchanged", "failed")}
+    counts |= {"removed": len(result.leftovers), "runtime": result.runtime}
+    counts["code_file"] = result.code_file
+    sys.stderr.write(report.summary("build", result.summary(), counts))
     return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
 
 
 def _check(args: argparse.Namespace) -> int:
+    from pell import report
     from pell.build import FileError, SourceUnit, distinct_units, find_sources, project_of
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
     from pell.verify import verify
@@ -488,14 +533,15 @@ def _check(args: argparse.Namespace) -> int:
             if result.lowered is not None  # a stub generates nothing to verify
         ]
         with _compiling(args.files[0]):
-            report = verify(shown)
-        errors = [f.render() for f in report.findings if f.severity is Severity.ERROR]
-        sys.stderr.write("".join(error + "\n" for error in errors))
+            verified = verify(shown)
+        errors = [f for f in verified.findings if f.severity is Severity.ERROR]
+        sys.stderr.write(report.findings(errors))
         failed = bool(errors)
     return _exit_code(unreadable, failed)
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from pell import report
     from pell.build import FileError, find_sources, project_of
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.verify import verify
@@ -530,21 +576,21 @@ def _verify(args: argparse.Namespace) -> int:
             continue
         compiled.append(replace(result, source=shown))
     with _compiling(units[0].path if units else Path(".")):
-        report = verify(compiled)
-    lines = report.summary_lines()
-    if not lines and not (failed or unreadable):
-        lines = [
-            "no @retry fn, no fn that controls the transaction (COMMIT, ROLLBACK, SAVEPOINT, "
-            "`transaction { }`), and no fn that calls one, to verify"
-        ]
-    lines += [finding.render() for finding in report.findings]
-    if lines:
-        _stdout("\n".join(lines) + "\n")
-    return _exit_code(unreadable, failed or report.has_errors)
+        verified = verify(compiled)
+    _stdout(report.verified_fns(verified))
+    if not verified.verdicts and not (failed or unreadable):
+        _stdout(
+            report.note(
+                "no @retry fn, no fn that controls the transaction (COMMIT, ROLLBACK, "
+                "SAVEPOINT, `transaction { }`), and no fn that calls one, to verify"
+            )
+        )
+    _stdout(report.findings(verified.findings))
+    return _exit_code(unreadable, failed or verified.has_errors)
 
 
 def _runtime(args: argparse.Namespace) -> int:
-    from pell import __version__, parse
+    from pell import __version__, parse, report
     from pell.build import FileError, find_sources, project_of, write_atomically
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.runtime import project_runtime
@@ -592,15 +638,15 @@ def _runtime(args: argparse.Namespace) -> int:
     if args.output is not None:
         write_atomically(args.output, sql)
     else:
-        _stdout(sql)
+        _stdout(report.sql(sql))
     return EXIT_OK
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from pell import check, parse
+    from pell import check, parse, report
     from pell.build import project_of, project_wide_findings
     from pell.diagnostics import SourceFile, has_errors, render_all
-    from pell.explain import explain, render_json, render_text
+    from pell.explain import explain, render_json
     from pell.project import as_located
 
     path: Path = args.file
@@ -628,10 +674,10 @@ def _explain(args: argparse.Namespace) -> int:
         explanations = explain(checked, source, args.target)
         if args.fn is not None:
             explanations = [e for e in explanations if e.fn == args.fn]
-        if args.json:
+        if args.json and not report.is_json():  # --format json: one line per fn instead
             shown = json.dumps(render_json(explanations, checked), indent=2) + "\n"
         else:
-            shown = render_text(explanations, checked, str(path))
+            shown = report.schedules(explanations, checked, str(path))
     if args.fn is not None and not explanations:
         raise UsageError(f"{path} has no fn `{args.fn}` with @retry")
     _stdout(shown)
@@ -647,7 +693,7 @@ def _deploy(args: argparse.Namespace) -> int:
     import os
     import tempfile
 
-    from pell import deploy
+    from pell import deploy, report
     from pell.build import FileError
     from pell.project import read_header
 
@@ -662,7 +708,7 @@ def _deploy(args: argparse.Namespace) -> int:
         out_dir = Path(name)
         result = _run_build(args, out_dir, check_only=False, source_maps=True)
         if result.failed or result.runtime == "failed" or result.file_errors:
-            sys.stderr.write("nothing deployed: fix the errors first\n")
+            sys.stderr.write(report.note("nothing deployed: fix the errors first"))
             return _exit_code(bool(result.file_errors), True)
         sources = {out_dir / o.unit.output: o.unit.path for o in result.outcomes}
         # A script (a file with no `module` line) is a block to run, not schema objects to
@@ -686,19 +732,23 @@ def _deploy(args: argparse.Namespace) -> int:
                 plan.append((script, deploy.split_script(path.read_text("utf-8"))))
             except deploy.ScriptError as error:
                 shown = path.relative_to(out_dir)
-                where = deploy.locate(script, error.line, 1, shown)
-                sys.stderr.write(f"{where}: error: {shown} {error}  [deploy]\n")
+                at, line, column = deploy.place(script, error.line, 1, shown)
+                message = f"{shown} {error}"
+                sys.stderr.write(report.located_error(at, line, column, "error", message, "deploy"))
                 broken = True
         if broken:
-            sys.stderr.write("nothing deployed: a script does not split into statements\n")
+            sys.stderr.write(
+                report.note("nothing deployed: a script does not split into statements")
+            )
             return EXIT_ERRORS
         where = deploy.redact(dsn) if dsn else "(no database given)"
         steps = deploy.deployment_steps(plan)
         if args.dry_run:
-            _stdout(f"deploy to {where} (dry run: nothing is sent)\n")
+            _stdout(report.note(f"deploy to {where} (dry run: nothing is sent)"))
             for number, (script, statement) in enumerate(steps, start=1):
-                label = f"{statement.object_type} {statement.object_name}"
-                _stdout(f"  {number}. {script.path.relative_to(out_dir)}: {label}\n")
+                planned = script.path.relative_to(out_dir)
+                type_, name = statement.object_type, statement.object_name
+                _stdout(report.deploy_step(number, planned, type_, name, "planned"))
             return EXIT_OK
         try:
             import oracledb
@@ -710,18 +760,25 @@ def _deploy(args: argparse.Namespace) -> int:
         except ValueError as error:
             raise UsageError(str(error)) from error
         except oracledb.Error as error:
-            sys.stderr.write(f"pellc: cannot connect to {where}: {str(error).splitlines()[0]}\n")
+            reason = f"cannot connect to {where}: {str(error).splitlines()[0]}"
+            # exit 1, not a usage error: text says it without `error:` (EXIT_CODES)
+            said = report.error(reason, "database") if report.is_json() else f"pellc: {reason}\n"
+            sys.stderr.write(said)
             return EXIT_ERRORS
         failed = False
         with connection, connection.cursor() as cursor:
-            for script, statement, errors in deploy.run_scripts(cursor, steps, (oracledb.Error,)):
-                label = f"{statement.object_type} {statement.object_name}"
-                _stdout(
-                    f"{script.path.relative_to(out_dir)}: {label}: {'FAILED' if errors else 'ok'}\n"
-                )
-                for line in errors:
-                    sys.stderr.write(line + "\n")
-                    failed = failed or ": error: " in line
+            for number, (script, statement, errors) in enumerate(
+                deploy.run_scripts(cursor, steps, (oracledb.Error,)), start=1
+            ):
+                ran = script.path.relative_to(out_dir)
+                type_, name = statement.object_type, statement.object_name
+                status = "failed" if errors else "ok"
+                _stdout(report.deploy_step(number, ran, type_, name, status))
+                for mapped in errors:
+                    place = (mapped.path, mapped.line, mapped.column)
+                    said = report.located_error(*place, mapped.severity, mapped.message, "oracle")
+                    sys.stderr.write(said)
+                    failed = failed or mapped.severity == "error"
         return EXIT_ERRORS if failed else EXIT_OK
 
 
@@ -751,20 +808,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
+    from pell.diagnostics import output_format
+
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    # the format holds until the run's last line, its usage or internal error included
+    token = output_format.set(_requested_format(arguments))
+    try:
+        return _run(arguments)
+    finally:
+        output_format.reset(token)
+
+
+def _run(argv: list[str]) -> int:
+    from pell.diagnostics import output_format
+
     try:
         try:
             args = _parser().parse_args(argv)
         except SystemExit as exit_:
             code = int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
         else:
-            from pell.diagnostics import output_format
-
-            token = output_format.set(args.format)
-            try:
-                _apply_settings(args)
-                code = COMMANDS[args.command](args)
-            finally:
-                output_format.reset(token)
+            output_format.set(args.format)
+            _apply_settings(args)
+            code = COMMANDS[args.command](args)
         _flush_stdout()
         return code
     except StdoutClosed:
@@ -774,7 +840,7 @@ def _main(argv: Sequence[str] | None) -> int:
         _report(error)
         return EXIT_USAGE
     except InternalError as error:
-        sys.stderr.write(error.describe() + "\n")
+        _internal(error)
         return EXIT_INTERNAL
     except Exception as error:
         from pell.build import InputError
@@ -783,8 +849,17 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(error, InputError | ConfigError):
             _report(error)
             return EXIT_USAGE
-        sys.stderr.write(InternalError(None, error).describe() + "\n")
+        _internal(InternalError(None, error))
         return EXIT_INTERNAL
+
+
+def _internal(error: InternalError) -> None:
+    from pell import report
+
+    if report.is_json():
+        sys.stderr.write(report.error(error.describe(), "internal", error.path))
+    else:
+        sys.stderr.write(error.describe() + "\n")
 
 
 def _silence_stdout() -> None:

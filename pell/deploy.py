@@ -106,24 +106,41 @@ class CompileError:
     attribute: str  # ERROR or WARNING
 
 
-def locate(script: Script, sql_line: int, column: int, shown: Path | None = None) -> str:
-    """`file.pell:line:col` of a line of the script through its source map, or
-    `file.sql:line:col` (the script as `shown`, by default its path) when it has no Pell
-    origin."""
+@record
+class MappedError:
+    """An Oracle compile error at the place it comes from: the `.pell` line, or the SQL
+    file's line when the line has no Pell origin."""
+
+    path: Path
+    line: int
+    column: int
+    severity: str  # error or warning
+    message: str
+
+    def render(self) -> str:
+        """`file.pell:line:col: error: PLS-00201: ...  [oracle]`"""
+        return f"{self.path}:{self.line}:{self.column}: {self.severity}: {self.message}  [oracle]"
+
+
+def place(
+    script: Script, sql_line: int, column: int, shown: Path | None = None
+) -> tuple[Path, int, int]:
+    """(file.pell, line, col) of a line of the script through its source map, or (file.sql,
+    line, col) (the script as `shown`, by default its path) when it has no Pell origin."""
     lines = (script.source_map or {}).get("lines", {})
     origin = lines.get(str(sql_line)) if isinstance(lines, dict) else None
     if origin is not None and script.pell_path is not None:
         line, pell_column = origin
-        return f"{script.pell_path}:{line}:{pell_column}"
-    return f"{shown or script.path}:{sql_line}:{column}"
+        return script.pell_path, line, pell_column
+    return shown or script.path, sql_line, column
 
 
-def map_error(error: CompileError, statement: Statement, script: Script) -> str:
-    """`file.pell:line:col: error: PLS-00201: ...` through the source map, or the SQL file's
-    line when the line has no Pell origin."""
+def map_error(error: CompileError, statement: Statement, script: Script) -> MappedError:
+    """A USER_ERRORS row at its `.pell` line through the source map, or at the SQL file's line
+    when the line has no Pell origin."""
     severity = "error" if error.attribute.upper() == "ERROR" else "warning"
-    where = locate(script, statement.line + error.line - 1, error.position)
-    return f"{where}: {severity}: {' '.join(error.text.split())}  [oracle]"
+    path, line, column = place(script, statement.line + error.line - 1, error.position)
+    return MappedError(path, line, column, severity, " ".join(error.text.split()))
 
 
 def redact(dsn: str) -> str:
@@ -189,7 +206,7 @@ def run_scripts(
     cursor: Cursor,
     steps: Iterable[tuple[Script, Statement]],
     refused: tuple[type[Exception], ...] = (),
-) -> Iterator[tuple[Script, Statement, list[str]]]:
+) -> Iterator[tuple[Script, Statement, list[MappedError]]]:
     """Run each statement (deployment_steps' order); yield each with its mapped compile
     errors (empty when it compiled). A statement the database refuses to run with one of the
     `refused` errors (ORA-02303: a changed type a table depends on, docs/language.md "Object

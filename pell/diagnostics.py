@@ -405,7 +405,8 @@ output_format: ContextVar[str] = ContextVar("output_format", default="text")
 
 
 def diagnostic_json(diagnostic: Diagnostic, source: SourceFile) -> dict[str, object]:
-    """A diagnostic as `--format json` prints it: 1-based lines and columns, `end` exclusive."""
+    """A diagnostic's fields in a `--format json` line (pell.report): 1-based lines and
+    columns, `end` exclusive."""
     line, column = source.line_col(diagnostic.span.start)
     end_line, end_column = source.line_col(max(diagnostic.span.start, diagnostic.span.end))
     notes = []
@@ -431,10 +432,9 @@ def render_all(
     """Every diagnostic, in source order, one block each (one JSON line each when the
     output format is json)."""
     if output_format.get() == "json":
-        import json
+        from pell.report import diagnostic_lines  # it imports this module
 
-        ordered = sorted(diagnostics, key=sort_key)
-        return "".join(json.dumps(diagnostic_json(d, source)) + "\n" for d in ordered)
+        return diagnostic_lines(sorted(diagnostics, key=sort_key), source)
     render = render_pretty if pretty else render_short
     blocks = [render(d, source) for d in sorted(diagnostics, key=sort_key)]
     return "\n".join(blocks) + ("\n" if blocks else "")

@@ -239,36 +239,36 @@ def _source_text(value: Any) -> str:
 
 
 def render_json(explanations: list[RetryExplanation], checked: CheckedModule) -> dict[str, Any]:
-    module = checked.module.dotted_name
+    """`explain --json`: the module and one entry (fn_json) per retried fn."""
+    return {"module": checked.module.dotted_name, "fns": [fn_json(e) for e in explanations]}
+
+
+def fn_json(item: RetryExplanation) -> dict[str, Any]:
+    """A retried fn as JSON: `explain --json`'s entry, and the fields of a `--format json`
+    schedule line (docs/json.md)."""
     return {
-        "module": module,
-        "fns": [
+        "name": item.fn,
+        "line": item.line,
+        "attempts": item.policy.attempts,
+        "scope": item.policy.scope,
+        "savepoint": item.savepoint if item.policy.scope == "savepoint" else None,
+        "isolation": item.policy.isolation,
+        "target": item.target,
+        "cures": _cure_names(item)[0],
+        "cannot_cure": _cure_names(item)[1],
+        "retries_on": list(item.policy.on)
+        or (["40P01", "40001", "55P03"] if item.postgres else ["all-but-panics"]),
+        "deadline_ms": item.policy.within_ms,
+        "recover": item.policy.recover,
+        "schedule": [
             {
-                "name": item.fn,
-                "line": item.line,
-                "attempts": item.policy.attempts,
-                "scope": item.policy.scope,
-                "savepoint": item.savepoint if item.policy.scope == "savepoint" else None,
-                "isolation": item.policy.isolation,
-                "target": item.target,
-                "cures": _cure_names(item)[0],
-                "cannot_cure": _cure_names(item)[1],
-                "retries_on": list(item.policy.on)
-                or (["40P01", "40001", "55P03"] if item.postgres else ["all-but-panics"]),
-                "deadline_ms": item.policy.within_ms,
-                "recover": item.policy.recover,
-                "schedule": [
-                    {
-                        "attempt": row.attempt,
-                        "sleep_min_s": float(row.sleep_min),
-                        "sleep_max_s": float(row.sleep_max),
-                        "cumulative_max_s": float(row.cumulative_max),
-                        "within_deadline": row.within_deadline,
-                    }
-                    for row in item.schedule
-                ],
-                "worst_case_sleep_s": float(item.worst_case_sleep),
+                "attempt": row.attempt,
+                "sleep_min_s": float(row.sleep_min),
+                "sleep_max_s": float(row.sleep_max),
+                "cumulative_max_s": float(row.cumulative_max),
+                "within_deadline": row.within_deadline,
             }
-            for item in explanations
+            for row in item.schedule
         ],
+        "worst_case_sleep_s": float(item.worst_case_sleep),
     }

@@ -82,14 +82,14 @@ def test_user_errors_map_to_pell_lines(tmp_path: Path) -> None:
     # a USER_ERRORS row as Oracle reports one: LINE counts from the CREATE line
     update_line = next(i for i, text in enumerate(body_lines, 1) if "update orders" in text)
     row = CompileError(update_line, 9, "PL/SQL: ORA-00942: table or view does not exist", "ERROR")
-    assert map_error(row, body, script) == (
+    assert map_error(row, body, script).render() == (
         f"{EXAMPLES / 'orders.pell'}:16:5: error: "
         "PL/SQL: ORA-00942: table or view does not exist  [oracle]"
     )
     # a line with no Pell origin (the END of the package) is reported on the SQL line
     end_line = len(body_lines)
     row = CompileError(end_line, 1, "PLS-00103: Encountered the symbol", "WARNING")
-    assert map_error(row, body, script) == (
+    assert map_error(row, body, script).render() == (
         f"{sql_path}:{body.line + end_line - 1}:1: warning: PLS-00103: Encountered the symbol  [oracle]"
     )
 
@@ -257,13 +257,20 @@ def test_the_script_note_is_a_json_line_under_format_json(
     (tmp_path / "m.pell").write_text("module m;\npub fn f() -> number { return 1; }\n", "utf-8")
     (tmp_path / "run.pell").write_text("let x = 1;\n", "utf-8")
     assert main(["deploy", "--dry-run", "--format", "json", str(tmp_path)]) == 0
-    lines = capsys.readouterr().err.splitlines()
-    assert [json.loads(line) for line in lines] == [
+    out, err = capsys.readouterr()
+    assert [json.loads(line) for line in err.splitlines()] == [
         {
-            "severity": "note",
+            "schema": 1,
+            "kind": "note",
             "message": "a script: not deployed (run its .sql yourself)",
             "path": str(tmp_path / "run.pell"),
         }
+    ]
+    # the plan is JSON lines too: the dry run's note, then each statement
+    steps = [json.loads(line) for line in out.splitlines()][1:]
+    assert [(s["kind"], s["script"], s["object_type"], s["status"]) for s in steps] == [
+        ("deploy-step", "m.sql", "PACKAGE", "planned"),
+        ("deploy-step", "m.sql", "PACKAGE BODY", "planned"),
     ]
 
 
@@ -308,7 +315,7 @@ def test_a_type_oracle_refuses_to_replace_stops_the_deploy_at_its_pell_line(
     cursor = Cursor()
     steps = deployment_steps([(script, statements)])
     reported = list(run_scripts(cursor, steps, (Refused,)))
-    assert [(s.object_type, errors) for _, s, errors in reported] == [
+    assert [(s.object_type, [e.render() for e in errors]) for _, s, errors in reported] == [
         (
             "TYPE",
             [

@@ -82,6 +82,8 @@ def test_json_diagnostics_one_object_per_line(
     assert len(lines) == 1
     shown = json.loads(lines[0])
     assert shown == {
+        "schema": 1,
+        "kind": "diagnostic",
         "code": "unknown-name",
         "severity": "error",
         "path": str(source),
@@ -98,7 +100,9 @@ def test_json_diagnostics_one_object_per_line(
     assert main(["check", "--format", "json", str(missing)]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert json.loads(line) == {
-        "severity": "error",
+        "schema": 1,
+        "kind": "error",
+        "category": "file",
         "message": f"cannot read {missing}: No such file or directory",
         "path": str(missing),
     }

@@ -18,7 +18,21 @@ from pell.verify.interpreter import Program, ProgramModule, Violation
 from pell.verify.model import Location
 from pell.verify.schedules import FnVerdict, needs_verifying, verify_fn
 
-__all__ = ["Finding", "Report", "verify", "verify_program"]
+__all__ = ["Finding", "Report", "Step", "verify", "verify_program"]
+
+
+@record
+class Step:
+    """One step of a finding's schedule, at the Pell source it comes from when it has one."""
+
+    text: str
+    place: tuple[str, int, int] | None  # path, line, column
+
+    def render(self) -> str:
+        if self.place is None:
+            return self.text
+        path, line, column = self.place
+        return f"{self.text}  ({path}:{line}:{column})"
 
 
 @record
@@ -30,7 +44,12 @@ class Finding:
     message: str
     source: SourceFile
     offset: int
-    schedule: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+    @property
+    def schedule(self) -> tuple[str, ...]:
+        """The steps as printed."""
+        return tuple(step.render() for step in self.steps)
 
     def render(self) -> str:
         line, col = self.source.line_col(self.offset)
@@ -118,10 +137,10 @@ def _finding(
     source = sources[module]
     steps = []
     for text, at in violation.log:
+        place = None
         if at is not None and at[1] >= 0 and at[0] in sources:
             where = sources[at[0]]
-            line, col = where.line_col(at[1])
-            text = f"{text}  ({where.name}:{line}:{col})"
-        steps.append(text)
+            place = (where.name, *where.line_col(at[1]))
+        steps.append(Step(text, place))
     severity = CODES[violation.code][0]
     return Finding(violation.code, severity, violation.message, source, offset, tuple(steps))
