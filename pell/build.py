@@ -102,11 +102,31 @@ class SourceUnit:
     output: Path  # e.g. billing/payments.sql
 
 
-def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]:
+def no_sources(inputs: list[Path]) -> InputError:
+    """What every command says of inputs that hold no `.pell` file."""
+    return InputError(f"no .pell file found in {', '.join(str(p) for p in inputs)}")
+
+
+def refuse_non_pell(inputs: list[Path]) -> None:
+    """InputError for the first input that is neither a directory nor a `.pell` file: a `.sql`
+    given by mistake is not read as a Pell script (nor anything built or written)."""
+    for entry in inputs:
+        if entry.suffix != ".pell" and not entry.is_dir():
+            raise InputError(
+                f"{entry} is not a .pell file: inputs are .pell files and directories of them"
+            )
+
+
+def find_sources(
+    inputs: list[Path], nested: list[Path] | None = None
+) -> tuple[list[SourceUnit], list[FileError]]:
     """Every `.pell` under each input directory (mirroring relative paths), or the input files
     themselves, each file once (distinct_units); and the directories that could not be listed.
     An entry that is not a readable file (a directory named `x.pell`, a dangling symlink) is a
-    unit too: reading it fails."""
+    unit too: reading it fails. InputError for an input file that is not a `.pell` file.
+    Subdirectories with settings of their own are other projects, left out: their settings
+    files are added to `nested`, if given."""
+    refuse_non_pell(inputs)
     units: list[SourceUnit] = []
     errors: list[FileError] = []
 
@@ -120,9 +140,14 @@ def find_sources(inputs: list[Path]) -> tuple[list[SourceUnit], list[FileError]]
         found: list[Path] = []
         for directory, subdirectories, files in os.walk(entry, onerror=unlisted):
             # a directory with settings of its own is another project's root: not this one's
-            subdirectories[:] = [
-                n for n in subdirectories if n.endswith(".pell") or not _is_root(Path(directory, n))
-            ]
+            roots = {
+                n: settings
+                for n in subdirectories
+                if not n.endswith(".pell") and (settings := _settings_file(Path(directory, n)))
+            }
+            if nested is not None:
+                nested += (roots[n] for n in sorted(roots))
+            subdirectories[:] = [n for n in subdirectories if n not in roots]
             found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
         units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
     return distinct_units(units), errors
@@ -143,8 +168,9 @@ def distinct_units(units: list[SourceUnit]) -> list[SourceUnit]:
     return [unit for unit in units if id(unit) in chosen]
 
 
-def _is_root(directory: Path) -> bool:
-    """A project root: a pell.toml, or a pyproject.toml with `[tool.pellc]`."""
+def _settings_file(directory: Path) -> Path | None:
+    """What makes `directory` a project root: its pell.toml, or its pyproject.toml with
+    `[tool.pellc]`; None when it is none."""
     from pell.project import CONFIG_FILES, ConfigError, read_config
 
     for name in CONFIG_FILES:
@@ -152,10 +178,10 @@ def _is_root(directory: Path) -> bool:
         if path.is_file():
             try:
                 if read_config(path) is not None:
-                    return True
+                    return path
             except ConfigError:
-                return True  # its own commands report it
-    return False
+                return path  # its own commands report it
+    return None
 
 
 def project_of(
@@ -265,6 +291,8 @@ class BuildResult:
     runtime_diagnostics: list[tuple[ProjectFile, Diagnostic]] = field(default_factory=list)
     code_file: str | None = None  # the code file's status, as for modules; None: not recorded
     code_file_path: Path | None = None
+    # The settings files of subdirectories of the inputs: other projects, not built.
+    nested_projects: list[Path] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -601,9 +629,10 @@ def build_tree(
     number gives the same outputs, manifest and diagnostics as 1 (see `_Compilations`).
     """
     processes = _job_count(jobs)
-    units, unlisted = find_sources(inputs)
+    nested: list[Path] = []
+    units, unlisted = find_sources(inputs, nested)
     if not units and not unlisted:
-        raise InputError(f"no .pell file found in {', '.join(str(p) for p in inputs)}")
+        raise no_sources(inputs)
     if not check_only:
         try:
             _make_directory(out_dir)
@@ -616,7 +645,7 @@ def build_tree(
     recorded: dict[str, object] = modules if isinstance(modules, dict) else {}
     old_entries = recorded if same_compiler else {}
     entries: dict[str, dict[str, object]] = {}
-    result = BuildResult(file_errors=list(unlisted))
+    result = BuildResult(file_errors=list(unlisted), nested_projects=nested)
 
     # Outputs are written only once every module is compiled: the retry checks that follow
     # calls into other modules can still fail a module that compiled on its own.

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from pell.records import replace
 
@@ -27,8 +29,8 @@ exit codes:
   0    success (warnings allowed)
   1    compile errors; with build --check, an output missing or stale
   2    usage and file errors, each said as `pellc: error: ...`: bad arguments, inputs
-       with no .pell file, a file that cannot be read or written (a directory build
-       still builds the rest)
+       with no .pell file, an input file not named .pell, a file that cannot be read
+       or written (a directory build still builds the rest)
   3    internal compiler error: a bug in pellc, please report it
   141  standard output was closed early (`pellc build x.pell | head`): pellc stops quietly
 """
@@ -45,11 +47,30 @@ class StdoutClosed(Exception):
 
 def _stdout(text: str) -> None:
     try:
-        sys.stdout.write(text)
+        _write_whole(sys.stdout, text)
     except BrokenPipeError as error:
         raise StdoutClosed from error
     except OSError as error:
         raise UsageError(f"cannot write standard output: {error.strerror or error}") from error
+
+
+def _write_whole(stream: TextIO, text: str) -> None:
+    """`stream.write(text)`, all of it or an error. Under PYTHONUNBUFFERED (python -u) the
+    standard output's text layer writes straight to the unbuffered file and ignores a short
+    count: when the reader of a pipe goes away during a large write (`| head -1`), the kernel
+    writes part, the rest is dropped without an error, and pellc would exit 0. Through the raw
+    file, the next write after a short one fails with EPIPE: BrokenPipeError, exit 141."""
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        stream.write(text)  # a buffered writer writes all or raises; a test's capture
+        return
+    stream.flush()
+    # what the text layer does: its encoding, and "\n" as os.linesep (Windows' "\r\n")
+    encoded = text.replace("\n", os.linesep).encode(stream.encoding, stream.errors or "strict")
+    data = memoryview(encoded)
+    while data:
+        written = raw.write(data)  # None: a non-blocking file that is full; try again
+        data = data[written or 0 :]
 
 
 def _flush_stdout() -> None:
@@ -79,6 +100,35 @@ def _note(path: Path, message: str) -> None:
     sys.stderr.write(report.note(message, path))
 
 
+# check and verify say how far they are once a run has taken this long (seconds)
+PROGRESS_AFTER = 1.0
+
+
+class _Progress:
+    """`checked 120/401 modules` on stderr, redrawn in place, once the run has taken longer than
+    PROGRESS_AFTER: only on a terminal (a log or a tool reading stderr gets diagnostics only)
+    and not under --format json (nothing but JSON lines). Each line is drawn with the cursor
+    left at its start, so a diagnostic printed meanwhile writes over it."""
+
+    def __init__(self) -> None:
+        from pell.diagnostics import output_format
+
+        self.started = time.monotonic()
+        self.shown = False
+        self.enabled = sys.stderr.isatty() and output_format.get() != "json"
+
+    def step(self, verb: str, done: int, total: int, noun: str) -> None:
+        if self.enabled and time.monotonic() - self.started > PROGRESS_AFTER:
+            sys.stderr.write(f"\x1b[K{verb} {done}/{total} {noun}\r")
+            sys.stderr.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            sys.stderr.write("\x1b[K")
+            self.shown = False
+
+
 def _apply_settings(args: argparse.Namespace) -> None:
     """The project's `target` when `--target` is not given (the project of the first input:
     `[tool.pellc]` or pell.toml at or above it)."""
@@ -91,6 +141,15 @@ def _apply_settings(args: argparse.Namespace) -> None:
             or [getattr(args, "file", Path("."))]
         )
         args.target = find_config(inputs[0]).target or "23ai"
+
+
+def _refuse_non_pell_inputs(args: argparse.Namespace) -> None:
+    """A `.sql` (or any file not named `.pell`) given as an input is a usage error, said in one
+    line before anything is read or written: it would otherwise be read as a Pell script."""
+    from pell.build import refuse_non_pell
+
+    inputs = getattr(args, "files", None) or [getattr(args, "file", None)]
+    refuse_non_pell([path for path in inputs if path is not None])
 
 
 def _exit_code(file_errors: bool, failed: bool) -> int:
@@ -405,9 +464,26 @@ def _build(args: argparse.Namespace) -> int:
             failed = True
         elif args.output is not None:
             write_atomically(args.output, result.sql)
+            _note_runtime_needed(path, args.output, result.sql, project)
         else:
             _stdout(report.sql(result.sql, path))
     return _exit_code(unreadable, failed)
+
+
+def _note_runtime_needed(source: Path, output: Path, sql: str, project: Project) -> None:
+    """After `build -o`: when the SQL raises or catches through pell_runtime, which a one-file
+    build does not write, the exact command that writes it beside the output."""
+    import shlex
+
+    from pell.runtime import references_runtime
+
+    if not references_runtime(sql):
+        return
+    # the runtime is the whole project's (README, Errors and the runtime package)
+    folder = project.config.root or source.parent
+    runtime = output.parent / "pell_runtime.sql"
+    command = f"pellc runtime {shlex.quote(str(folder))} -o {shlex.quote(str(runtime))}"
+    _note(output, f"uses the pell_runtime package: write it with `{command}` and load it first")
 
 
 def _run_build(
@@ -448,10 +524,17 @@ def _run_build(
         raise InternalError(current[0], error) from error
     if terminal and len(result.outcomes) > 20:
         sys.stderr.write("\r\x1b[K")
+    _note_nested_projects(result.nested_projects)
     sys.stderr.write(result.rendered_diagnostics(args.pretty))
     for problem in result.file_errors:
         _report(problem)
     return result
+
+
+def _note_nested_projects(settings_files: list[Path]) -> None:
+    """Each subfolder a directory walk left out because it has settings of its own."""
+    for settings in settings_files:
+        _note(settings, "its folder is another project, left out (give it to pellc on its own)")
 
 
 def _build_tree(args: argparse.Namespace) -> int:
@@ -480,6 +563,8 @@ def _build_tree(args: argparse.Namespace) -> int:
             f"stale or missing {checked['stale_or_missing']}, failed {checked['failed']}"
         )
         sys.stderr.write(report.summary("build --check", shown, checked))
+        if problems:
+            sys.stderr.write(report.note(f"to bring them up to date, run: {_update_command(args)}"))
         failed = bool(problems) or result.failed or result.runtime == "failed"
         return _exit_code(bool(result.file_errors), failed)
     counts: dict[str, object] = {s: result.count(s) for s in ("built", "unchanged", "failed")}
@@ -489,34 +574,62 @@ def _build_tree(args: argparse.Namespace) -> int:
     return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
 
 
+def _update_command(args: argparse.Namespace) -> str:
+    """The build that writes what `build --check` found missing or stale (the pre-commit hook
+    runs --check: its failure says what to run): the same inputs, output, maps and target."""
+    import shlex
+
+    from pell.project import find_config
+
+    words = ["pellc", "build", *(str(path) for path in args.files), "-d", str(args.out_dir)]
+    if args.map:
+        words.append("--map")
+    if args.target != (find_config(args.files[0]).target or "23ai"):
+        words += ["--target", args.target]
+    return shlex.join(words)
+
+
 def _check(args: argparse.Namespace) -> int:
     from pell import report
-    from pell.build import FileError, SourceUnit, distinct_units, find_sources, project_of
+    from pell.build import (
+        FileError,
+        SourceUnit,
+        distinct_units,
+        find_sources,
+        no_sources,
+        project_of,
+    )
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
     from pell.verify import verify
 
     # a directory named `x.pell` is a file argument that cannot be read, as for `build`
     trees = [p for p in args.files if p.is_dir() and p.suffix != ".pell"]
-    units, file_errors = find_sources(trees)
+    nested: list[Path] = []
+    units, file_errors = find_sources(trees, nested)
+    _note_nested_projects(nested)
     units = distinct_units(units + [SourceUnit(p, p) for p in args.files if p not in trees])
     for problem in file_errors:
         _report(problem)
     if not units and not file_errors:
-        raise UsageError("no .pell file in the inputs")
+        raise no_sources(args.files)
     failed, unreadable = False, bool(file_errors)
     project = project_of(args.files)
+    progress = _Progress()
     compiled: list[tuple[Path, str, CompileResult]] = []
-    for path in (unit.path for unit in units):
+    for number, path in enumerate((unit.path for unit in units), start=1):
         try:
             read = _compile_file(path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
+        finally:
+            progress.step("checked", number, len(units), "modules")
         if read is None:
             failed = True
         else:
             compiled.append((path, *read))
+    progress.clear()
     # The files checked together are one build, with the project modules they import: the
     # retry checks follow calls between them.
     compiled = _with_project_findings(compiled, project, args.target)
@@ -533,7 +646,10 @@ def _check(args: argparse.Namespace) -> int:
             if result.lowered is not None  # a stub generates nothing to verify
         ]
         with _compiling(args.files[0]):
-            verified = verify(shown)
+            verified = verify(
+                shown, lambda done, total: progress.step("verified", done, total, "fns")
+            )
+        progress.clear()
         errors = [f for f in verified.findings if f.severity is Severity.ERROR]
         sys.stderr.write(report.findings(errors))
         failed = bool(errors)
@@ -542,29 +658,35 @@ def _check(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from pell import report
-    from pell.build import FileError, find_sources, project_of
+    from pell.build import FileError, find_sources, no_sources, project_of
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.verify import verify
 
-    units, file_errors = find_sources(args.files)
+    nested: list[Path] = []
+    units, file_errors = find_sources(args.files, nested)
+    _note_nested_projects(nested)
     for error in file_errors:
         _report(error)
     if not units and not file_errors:
-        raise UsageError("no .pell file in the inputs")
+        raise no_sources(args.files)
     unreadable, failed = bool(file_errors), False
     project = project_of(args.files)
+    progress = _Progress()
     read: list[tuple[Path, str, CompileResult]] = []
-    for unit in units:
+    for number, unit in enumerate(units, start=1):
         try:
             compiled_file = _compile_file(unit.path, args.target, args.pretty, project)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
+        finally:
+            progress.step("compiled", number, len(units), "modules")
         if compiled_file is None:
             failed = True
         else:
             read.append((unit.path, *compiled_file))
+    progress.clear()
     compiled: list[CompileResult] = []
     for path, text, result in _with_project_findings(read, project, args.target):
         shown = SourceFile(str(path), text)
@@ -576,7 +698,10 @@ def _verify(args: argparse.Namespace) -> int:
             continue
         compiled.append(replace(result, source=shown))
     with _compiling(units[0].path if units else Path(".")):
-        verified = verify(compiled)
+        verified = verify(
+            compiled, lambda done, total: progress.step("verified", done, total, "fns")
+        )
+    progress.clear()
     _stdout(report.verified_fns(verified))
     if not verified.verdicts and not (failed or unreadable):
         _stdout(
@@ -591,7 +716,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _runtime(args: argparse.Namespace) -> int:
     from pell import __version__, parse, report
-    from pell.build import FileError, find_sources, project_of, write_atomically
+    from pell.build import FileError, find_sources, no_sources, project_of, write_atomically
     from pell.diagnostics import SourceFile, has_errors, render_all
     from pell.runtime import project_runtime
 
@@ -602,6 +727,8 @@ def _runtime(args: argparse.Namespace) -> int:
     units, file_errors = find_sources(args.dirs)
     for problem in file_errors:
         _report(problem)
+    if not units and not file_errors:
+        raise no_sources(args.dirs)  # as build says: there is nothing to number
     texts: dict[Path, str | None] = {}
     failed = False
     unreadable = bool(file_errors)
@@ -691,6 +818,7 @@ def _deploy(args: argparse.Namespace) -> int:
             "pell_runtime.sql first"
         )
     import os
+    import shlex
     import tempfile
 
     from pell import deploy, report
@@ -753,7 +881,9 @@ def _deploy(args: argparse.Namespace) -> int:
         try:
             import oracledb
         except ImportError as error:
-            raise UsageError("deploy needs python-oracledb: pip install 'pellc[oracle]'") from error
+            # this interpreter's pip: the command works wherever pellc was installed from
+            install = shlex.join([sys.executable, "-m", "pip", "install", "oracledb>=2"])
+            raise UsageError(f"deploy needs python-oracledb: {install}") from error
         assert dsn is not None
         try:
             connection = oracledb.connect(**deploy.credentials(dsn))
@@ -829,6 +959,7 @@ def _run(argv: list[str]) -> int:
             code = int(exit_.code) if isinstance(exit_.code, int) else EXIT_USAGE
         else:
             output_format.set(args.format)
+            _refuse_non_pell_inputs(args)
             _apply_settings(args)
             code = COMMANDS[args.command](args)
         _flush_stdout()

@@ -23,7 +23,8 @@ from pell.retry import (
 @record
 class RetryExplanation:
     fn: str
-    line: int
+    line: int  # where the fn's name is, as `pellc verify` cites the fn
+    column: int
     policy: RetryPolicy
     schedule: list[ScheduledAttempt]
     savepoint: str  # its own savepoint's name (savepoint scope)
@@ -146,10 +147,14 @@ def explain(
     for fn in checked.fns.values():
         if fn.retry is None:
             continue
-        line, _ = source.line_col(fn.decl.span.start)
+        # the fn's name, where the verifier's summary places it too (the lowered
+        # subprogram's origin): one fn, one location, in both commands
+        line, column = source.line_col(fn.decl.name_span.start)
         savepoint = naming.savepoint_name(checked.module.path, fn.decl.name, limit)
         result.append(
-            RetryExplanation(fn.decl.name, line, fn.retry, schedule(fn.retry), savepoint, target)
+            RetryExplanation(
+                fn.decl.name, line, column, fn.retry, schedule(fn.retry), savepoint, target
+            )
         )
     return result
 
@@ -163,7 +168,7 @@ def render_text(explanations: list[RetryExplanation], checked: CheckedModule, pa
     blocks = []
     for item in explanations:
         policy = item.policy
-        lines = [f"{item.fn}  ({path}:{item.line})"]
+        lines = [f"{item.fn}  ({path}:{item.line}:{item.column})"]
         annotation = _annotation(checked.fns[item.fn])
         lines.append(f"  {annotation}")
         lines.append(f"  scope     {item.scope_text}")
@@ -249,6 +254,7 @@ def fn_json(item: RetryExplanation) -> dict[str, Any]:
     return {
         "name": item.fn,
         "line": item.line,
+        "column": item.column,
         "attempts": item.policy.attempts,
         "scope": item.policy.scope,
         "savepoint": item.savepoint if item.policy.scope == "savepoint" else None,

@@ -213,7 +213,7 @@ def read_config(path: Path) -> Config | None:
     """The pellc settings in `path`; None when it is a pyproject.toml without `[tool.pellc]`."""
     import tomllib  # here: most runs find no settings file (8 ms of imports saved)
 
-    from pell.diagnostics import CODES
+    from pell.diagnostics import CODES, did_you_mean
     from pell.naming import TARGETS
 
     try:
@@ -245,7 +245,10 @@ def read_config(path: Path) -> Config | None:
         raise ConfigError(f"{where}: `allow` is a list of warning codes")
     for code in allow:
         if code not in CODES:
-            raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code")
+            # only a warning can be allowed: the suggestion is one
+            warnings = [name for name, (severity, _) in CODES.items() if severity.value == "warning"]
+            suggestion = did_you_mean(code, warnings)
+            raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code{suggestion}")
         if CODES[code][0].value == "error":
             raise ConfigError(f"{where}: `allow` names `{code}`, an error; only warnings can be allowed")
     codes = table.get("error-codes", "pell-error-codes.json")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from pell import ast, lalr
-from pell.ast_builder import AstBuilder, Built, Callback, token_span
+from pell.ast_builder import AstBuilder, Built, Callback, _Inlined, token_span
 from pell.diagnostics import Diagnostic
 from pell.lalr import Token
 from pell.resources import cache_dir, resource_dir
@@ -453,6 +453,41 @@ def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     return None
 
 
+def _parsed_end(error: UnexpectedInput) -> int | None:
+    """Where the text the parser took before `error` ends: the end of the last value on its
+    stack (a token, or what a rule built of tokens: its (value, start, end))."""
+    from lark import Token as LarkToken
+
+    parser = getattr(error, "interactive_parser", None)
+    stack = getattr(getattr(parser, "parser_state", None), "value_stack", [])
+    for value in reversed(stack):
+        if isinstance(value, Token | LarkToken) and value.end_pos is not None:
+            return int(value.end_pos)
+        if type(value) is tuple and len(value) == 3 and value[2] >= 0:
+            return int(value[2])
+        if isinstance(value, _Inlined) and value.end >= 0:
+            return value.end
+    return None
+
+
+def _missing_semicolon(
+    error: UnexpectedToken, text: str, start: int, found: str
+) -> Diagnostic | None:
+    """A `;` the parser wanted before a token on a later line: the line that lacks it is the
+    one before, so it is reported at its end, where the `;` goes (not at the next statement)."""
+    if "SEMICOLON" not in error.expected:
+        return None
+    end = _parsed_end(error)
+    if end is None or "\n" not in text[end:start]:
+        return None
+    line = text.count("\n", 0, start) + 1
+    return Diagnostic.of(
+        "syntax",
+        f"missing `;` at the end of this line (the next token is {found}, on line {line})",
+        ast.Span(end, end),
+    )
+
+
 def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
@@ -476,6 +511,9 @@ def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagn
         token = error.token
         start = token.start_pos if token.start_pos is not None else 0
         found = _shown(str(token.value))
+        missing = _missing_semicolon(error, text, start, found)
+        if missing is not None:
+            return missing
         expected = _describe_expected(set(error.expected), parser)
         hints: tuple[str, ...] = ()
         if "STRING_TEXT" in error.expected and str(token.value).startswith(("{", "}")):

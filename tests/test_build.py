@@ -237,6 +237,7 @@ def test_check_lists_missing_and_stale_and_writes_nothing(
         f"{out / 'a.sql'}: stale",
         f"{out / 'c.sql'}: missing",
         "checked 3: fresh 1, stale or missing 2, failed 0",
+        f"to bring them up to date, run: pellc build {src} -d {out}",
     ]
     assert _outputs(out) == before
     main(["build", str(src), "-d", str(out)])
@@ -489,6 +490,7 @@ def test_outputs_of_a_deleted_module_are_removed_and_check_reports_them(
         f"{out / 'c.sql.map.json'}: stale",
         f"{out / 'pell_runtime.sql'}: stale",  # no module left declares an error
         "checked 2: fresh 1, stale or missing 6, failed 0",
+        f"to bring them up to date, run: pellc build {src} -d {out} --map",
     ]
     assert _outputs(out) == before
     assert main(["build", "--map", str(src), "-d", str(out)]) == 0
@@ -562,6 +564,7 @@ def test_check_into_an_empty_or_missing_directory_counts_right(
             f"{out / 'e.sql'}: missing",
             f"{out / 'pell_runtime.sql'}: missing",
             "checked 1: fresh 0, stale or missing 2, failed 0",  # never `fresh -1`
+            f"to bring them up to date, run: pellc build {src} -d {out}",
         ]
     assert not (tmp_path / "missing").exists()
 

@@ -57,6 +57,9 @@ def test_a_module_with_errors_fails_the_build(tmp_path: Path) -> None:
     assert (
         "orders.pell:2:31: error: fn `f` returns `number`, not `text`" in done.stdout + done.stderr
     )
+    # the user's errors, said as pellc says them: no traceback of the hook around them
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "pell build hook: modules have errors" in done.stdout + done.stderr
 
 
 def test_an_unreadable_module_fails_the_build_and_names_it(tmp_path: Path) -> None:
@@ -67,3 +70,4 @@ def test_an_unreadable_module_fails_the_build_and_names_it(tmp_path: Path) -> No
     assert f"cannot read {project / 'db' / 'gone.pell'}: No such file or directory" in (
         done.stdout + done.stderr
     )
+    assert "Traceback" not in done.stdout + done.stderr

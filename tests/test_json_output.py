@@ -164,7 +164,9 @@ def test_a_schedule_line_has_the_sleeps_explain_prints(
     assert code == 0 and err == []
     (schedule,) = out
     assert (schedule["fn"], schedule["module"], schedule["path"]) == ("restock", "shop.stock", stock)
-    assert schedule["line"] == STOCK.splitlines().index(STOCK.splitlines()[2]) + 1  # the @retry
+    # the fn's name, where verify places the fn too
+    fn_line = next(i for i, line in enumerate(STOCK.splitlines(), 1) if "fn restock" in line)
+    assert (schedule["line"], schedule["column"]) == (fn_line, STOCK.splitlines()[fn_line - 1].index("restock") + 1)
     assert schedule["attempts"] == N and schedule["retries_on"] == ["deadlock"]
     sleeps = _documented_sleeps()
     rows = schedule["schedule"]

@@ -4,6 +4,7 @@ fresh module."""
 from __future__ import annotations
 
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,12 @@ def test_hook_fails_on_a_stale_module_and_passes_when_fresh(tmp_path: Path) -> N
     assert done.returncode == 1
     assert done.stderr.splitlines()[0] == f"{Path('sql') / 'stale.sql'}: stale"
     assert "fresh.sql" not in done.stderr.splitlines()[0]
+    # the failure says what brings the SQL up to date; run as said, the hook passes again
+    fix = done.stderr.splitlines()[-1]
+    assert fix == "to bring them up to date, run: pellc build db -d sql"
+    words = shlex.split(fix.split(": ", 1)[1])
+    subprocess.run([pellc, *words[1:]], cwd=repo, check=True, capture_output=True)
+    assert subprocess.run(command, cwd=repo, capture_output=True, text=True).returncode == 0
 
 
 def test_hook_works_without_args(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pell import ast, runtime
 from pell.compiler import CompileResult
 from pell.diagnostics import CODES, Severity, SourceFile
@@ -106,28 +108,37 @@ def program_module(
     )
 
 
-def verify(results: list[CompileResult]) -> Report:
+def verify(
+    results: list[CompileResult], progress: Callable[[int, int], None] | None = None
+) -> Report:
     """Verify the modules of `results` (each compiled without errors, all for one target)
-    together."""
+    together; `progress(done, total)` after each fn verified, if given."""
     from pell.postgres import PgModule
 
     paths = frozenset(r.module.path for r in results if r.module is not None)
     modules = [program_module(result, paths) for result in results]
     sources = {module.path: result.source for module, result in zip(modules, results, strict=True)}
     postgres = any(isinstance(result.lowered, PgModule) for result in results)
-    return verify_program(Program(modules, postgres), sources)
+    return verify_program(Program(modules, postgres), sources, progress)
 
 
-def verify_program(program: Program, sources: dict[tuple[str, ...], SourceFile]) -> Report:
-    verdicts = tuple(
-        verify_fn(program, module, subprogram) for module, subprogram in needs_verifying(program)
-    )
+def verify_program(
+    program: Program,
+    sources: dict[tuple[str, ...], SourceFile],
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    fns = needs_verifying(program)
+    verdicts: list[FnVerdict] = []
+    for module, subprogram in fns:
+        verdicts.append(verify_fn(program, module, subprogram))
+        if progress is not None:
+            progress(len(verdicts), len(fns))
     findings: list[Finding] = []
     for verdict in verdicts:
         fallback = (verdict.module, verdict.origin)
         for violation in verdict.violations:
             findings.append(_finding(violation, fallback, sources))
-    return Report(verdicts, tuple(findings), sources)
+    return Report(tuple(verdicts), tuple(findings), sources)
 
 
 def _finding(
