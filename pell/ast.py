@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from operator import attrgetter
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pell.records import field, fields, record, replace
+
+if TYPE_CHECKING:
+    from pell.checker.jq import JqRows
 
 
 @record
@@ -190,7 +193,9 @@ class SqlBlock(Node):
     # Made by a `|>` pipeline: its stages, each a @pipelined fn with the arguments after the
     # rows (`select *` is the last one's row)
     stages: tuple[Call, ...] = field(default=(), repr=False, compare=False)
-    from_jq: bool = False  # the JSON_TABLE query of a `jq! { }` (pell.checker.jq)
+    # The JSON_TABLE query of a `jq! { }` (pell.checker.jq): the jq query as parsed, with its
+    # rows' type, which the PostgreSQL target lowers instead of the text
+    jq: JqRows | None = field(default=None, repr=False, compare=False)
     # Made by `pivot::sum(...)` (pell.ast_builder.typed_pivot): Oracle's PIVOT clause
     pivot: bool = field(default=False, repr=False, compare=False)
 

@@ -1339,3 +1339,200 @@ def test_json_methods_set_remove_and_append_as_on_oracle(dsn: str) -> None:
         assert run("pm.more(%s, 2)", '{"xs": [1]}') == '{"xs": [1, 2]}'
         with pytest.raises(psycopg.Error, match="no array"):
             run("pm.more(%s, 2)", '{"xs": 1}')
+
+
+JQ = """
+module pq;
+
+pub record Person { name: text, age: int, born: date, seen: timestamp }
+
+pub fn adults(j: json) -> list<text> {
+    let names: list<text> = jq!{ j | .users[] | select(.age >= 18) | .name }.collect();
+    return names;
+}
+
+pub fn not_in(j: json) -> list<text> {
+    let names: list<text> = jq!{ j | .users[] | select(.team != "x") | .name }.collect();
+    return names;
+}
+
+pub fn young(j: json) -> list<text> {
+    let names: list<text> = jq!{ j | .users[] | select(.age < 18) | .name }.collect();
+    return names;
+}
+
+pub fn before_a(j: json) -> list<text> {
+    let names: list<text> = jq!{ j | .users[] | select(.name < "a") | .name }.collect();
+    return names;
+}
+
+pub fn picked(j: json) -> list<text> {
+    let names: list<text> = jq!{ j | .users[] | select(.a == 1 or .b == 2) | select(.c == 3) | .name }.collect();
+    return names;
+}
+
+pub fn ages(j: json) -> list<int> {
+    let xs: list<int> = jq!{ j | .users[] | .age }.collect();
+    return xs;
+}
+
+pub fn people(j: json) -> list<Person> {
+    let ps: list<Person> = jq!{ j | .users[] }.collect();
+    return ps;
+}
+
+pub fn first_name(j: json) -> text {
+    let n: text = jq!{ j | .users[] | .name }.first();
+    return n;
+}
+
+pub fn the_count(j: json) -> number {
+    let n: number = jq!{ j | .meta.count }.one();
+    return n;
+}
+"""
+
+
+def test_jq_on_postgres_gives_oracles_rows_in_their_order(dsn: str) -> None:
+    """Issue 26 item 11: `jq! { }` on PostgreSQL 15 (no JSON_TABLE) is a query over
+    jsonb_path_query's rows (pell/postgres/jq_lowering.py) with Oracle's semantics: rows in the
+    array's order; `select` leaves out a row whose member is missing or of another type for
+    `==`, `>`, `>=`, and keeps it for `!=`, `<`, `<=` (jq's null); two selects are both true;
+    a value taken raises when missing (ERROR ON EMPTY); an int refuses a fraction."""
+    load(dsn, JQ)
+    users = (
+        '{"users": [{"name": "c", "age": 40, "team": "x"}, {"name": "a", "age": 17},'
+        ' {"name": "b", "age": 18.0}, {"name": "d"}, {"name": "e", "age": "20"},'
+        ' {"name": "B", "age": [30]}]}'
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+
+        def run(fn: str, doc: str | None) -> object:
+            return connection.execute(f"select pq.{fn}(%s::jsonb)", (doc,)).fetchone()[0]
+
+        assert run("adults", users) == ["c", "b"]  # document order, not sorted
+        assert run("not_in", users) == ["a", "b", "d", "e", "B"]  # no team: kept
+        assert run("young", users) == ["a", "d", "e", "B"]  # no age, or no number: kept
+        rows = (
+            '{"users": [{"name": "p", "a": 1, "c": 3}, {"name": "q", "b": 2, "c": 4},'
+            ' {"name": "r", "a": 5, "b": 2, "c": 3}, {"name": "s", "a": 1}]}'
+        )
+        assert run("picked", rows) == ["p", "r"]  # (a == 1 or b == 2) and c == 3
+        assert run("ages", '{"users": [{"age": 3}, {"age": 2.0}]}') == [3, 2]
+        assert run("ages", '{"users": []}') == []
+        assert run("ages", "{}") == []  # no array: no row (Oracle's lax row path)
+        assert run("ages", '{"users": {"age": 5}}') == [5]  # an object: one row
+        assert run("first_name", users) == "c"
+        assert run("first_name", '{"users": []}') is None
+        assert run("the_count", '{"meta": {"count": 2.5}}') == Decimal("2.5")
+        with pytest.raises(psycopg.Error, match="integer"):  # 2.5 is no int: no rounding
+            run("ages", '{"users": [{"age": 2.5}]}')
+        with pytest.raises(psycopg.Error):  # a row without the member taken
+            run("adults", '{"users": [{"age": 20}]}')
+        with pytest.raises(psycopg.Error, match="not a scalar"):  # an object is no text
+            run("first_name", '{"users": [{"name": {"x": 1}}]}')
+        with pytest.raises(psycopg.errors.NoDataFound):  # .one() of no row: a NULL document
+            run("the_count", None)
+        with pytest.raises(psycopg.Error, match="member accessor"):  # JSON null: no member
+            run("the_count", "null")
+        with pytest.raises(psycopg.Error):  # .one() of a missing member
+            run("the_count", '{"meta": {}}')
+        people = connection.execute(
+            "select p.name, p.age, to_char(p.born, 'YYYY-MM-DD HH24:MI:SS'),"
+            " to_char(p.seen, 'YYYY-MM-DD HH24:MI:SS.US') from unnest(pq.people(%s)) p",
+            ('{"users": [{"name": "z", "age": 4, "born": "2024-05-01T13:45:06",'
+             ' "seen": "2024-05-01T13:45:06.250000"}, {"name": "y", "age": 5, "born": null,'
+             ' "seen": null}]}',),
+        ).fetchall()  # fmt: skip
+        assert people == [
+            ("z", 4, "2024-05-01 13:45:06", "2024-05-01 13:45:06.250000"),
+            ("y", 5, None, None),
+        ]
+
+
+def test_jq_compares_text_by_code_point_whatever_the_databases_collation(dsn: str) -> None:
+    """`select(.name < "a")` orders text as Oracle's binary comparison and jq do, by code point
+    (COLLATE "C"), not by the database's collation: "B" < "a" there, not in ICU's en-US."""
+    name = "jq_icu"
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        try:
+            connection.execute(
+                f"CREATE DATABASE {name} LOCALE_PROVIDER icu ICU_LOCALE 'en-US' TEMPLATE template0"
+            )
+        except psycopg.Error as error:
+            pytest.skip(f"no ICU collations on this server: {error}")
+    icu = dsn.rsplit("dbname=", 1)[0] + f"dbname={name}"
+    load(icu, JQ)
+    users = '{"users": [{"name": "b"}, {"name": "B"}, {"name": "a"}, {"name": "A"}, {"name": 1}]}'
+    with psycopg.connect(icu, autocommit=True) as connection:
+        assert connection.execute("select 'B' < 'a'").fetchone() == (False,)  # en-US
+        names = connection.execute("select pq.before_a(%s)", (users,)).fetchone()[0]
+    # the number 1 is compared as its text, as get_text reads it: "1" < "a" (jq too puts
+    # numbers before strings)
+    assert names == ["B", "A", "1"]
+
+
+DATES = """
+module pd;
+
+pub record Event { day: date, seen: timestamp, note: date? }
+
+pub fn event(j: json) -> Event { return json::into::<Event>(j); }
+"""
+
+
+def test_json_into_reads_dates_and_timestamps_as_json_from_writes_them_in_every_session(
+    dsn: str,
+) -> None:
+    """Issue 26 item 11: json::into of a date or timestamp field on PostgreSQL takes exactly
+    the text json::from writes (`YYYY-MM-DD"T"HH24:MI:SS`, `.FF6` for a timestamp: Oracle's
+    TO_DATE / TO_TIMESTAMP masks), the same value whatever DateStyle says; any other text
+    raises instead of being read by the session's settings (a day-first date, `now`) or
+    beyond Oracle's fields (the hour 24, the second 60, a fraction in a date)."""
+    load(dsn, DATES)
+    call = (
+        "select to_char(e.day, 'YYYY-MM-DD HH24:MI:SS'), to_char(e.seen, 'YYYY-MM-DD HH24:MI:SS.US'),"
+        " e.note from pd.event(%s) e"
+    )
+    good = '{"day": "2024-05-01T13:45:06", "seen": "2024-05-01T13:45:06.250000", "note": null}'
+    bad = [
+        '"05/01/2024 13:45:06"',
+        '"01.05.2024 13:45:06"',
+        '"2024-05-01 13:45:06"',
+        '"2024-05-01"',
+        '"now"',
+        '"2024-05-01T24:00:00"',
+        '"2024-05-01T23:59:60"',
+        '"2024-05-01T13:45:06.5"',
+        '"2024-05-01T13:45:06+02:00"',
+        '"2024-02-30T00:00:00"',
+        "20240501",
+    ]
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for datestyle, _ in SESSIONS:
+            connection.execute(f"SET DateStyle = '{datestyle}'")
+            assert connection.execute(call, (good,)).fetchone() == (
+                "2024-05-01 13:45:06",
+                "2024-05-01 13:45:06.250000",
+                None,
+            ), datestyle
+            for text in bad:
+                doc = f'{{"day": {text}, "seen": "2024-05-01T13:45:06.000000"}}'
+                with pytest.raises(psycopg.Error):
+                    connection.execute(call, (doc,))
+                    pytest.fail(f"{text} read as a date under {datestyle}")
+            with pytest.raises(psycopg.Error, match="is no timestamp"):  # six digits, as written
+                connection.execute(call, ('{"day": null, "seen": "2024-05-01T13:45:06.25"}',))
+            with pytest.raises(psycopg.Error):  # a missing member that is not optional
+                connection.execute(call, ('{"seen": "2024-05-01T13:45:06.250000"}',))
+
+
+def test_json_into_an_int_takes_a_whole_number_written_with_a_fraction_part(dsn: str) -> None:
+    """7.0 is the int 7, as the Oracle lowering's whole-number check takes it (7 = TRUNC(7));
+    the text "7.0" cast to integer would raise, and 7.5 still does (no rounding)."""
+    load(dsn, "module pw;\nrecord W { n: int }\npub fn w(j: json) -> W { return json::into::<W>(j); }\n")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select (pw.w(%s)).n", ('{"n": 7.0}',)).fetchone() == (7,)
+        assert connection.execute("select (pw.w(%s)).n", ('{"n": 7e2}',)).fetchone() == (700,)
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            connection.execute("select pw.w(%s)", ('{"n": 7.5}',))

@@ -89,6 +89,15 @@ class JqQuery:
     projection: tuple[str, ...]  # members of each row's value to take
 
 
+@record
+class JqRows:
+    """A checked query and the type of its rows (a record or a scalar), which the PostgreSQL
+    target lowers (pell.postgres.jq_lowering) in place of the JSON_TABLE text."""
+
+    query: JqQuery
+    row: t.Type
+
+
 def tokenize(text: str) -> list[Token]:
     tokens: list[Token] = []
     position = 0
@@ -380,14 +389,16 @@ def check(
         columns.append(f"v {sql_type} PATH {_path(query.projection)} ERROR ON ERROR ERROR ON EMPTY")
         selected.append(_selected("jt.v", row))
     compared: list[str] = []  # the columns `select` compares
-    conditions = [_condition(c, compared, top=True) for c in query.filters]
+    # one `select` is the whole WHERE; several are joined by AND, each `or` in parentheses
+    alone = len(query.filters) == 1
+    conditions = [_condition(c, compared, top=alone) for c in query.filters]
     columns += compared
     text = f"SELECT {', '.join(selected)}\n"
     text += f"  FROM JSON_TABLE(:{query.source}, {_path(query.row_path, query.iterates)} ERROR ON ERROR\n"
     text += "         COLUMNS (" + ",\n                  ".join(columns) + ")) jt"
     if conditions:
         text += "\n WHERE " + "\n   AND ".join(conditions)
-    compiled = ast.SqlBlock(text, block.text_start, 0, span=block.span, from_jq=True)
+    compiled = ast.SqlBlock(text, block.text_start, 0, span=block.span, jq=JqRows(query, row))
     block.compiled.append(compiled)
     return compiled
 

@@ -1,8 +1,8 @@
 """`json::` calls on PostgreSQL, where a `json` is a `jsonb` (PostgreSQL 15 docs, 9.16 "JSON
 Functions and Operators"): the fns with a faithful form there. `get_text` and `get_json`
 read the jsonpath query's value through a helper function of the schema that raises where
-Oracle's JSON_VALUE / JSON_QUERY raise. `into`, the methods and `jq!` are `unsupported`:
-`jsonb_set` leaves out a missing parent object silently.
+Oracle's JSON_VALUE / JSON_QUERY raise; `json::into` and `jq!` (pell.postgres.jq_lowering)
+read each value so too (`member_value`). `get_keys` is `unsupported`: jsonb keeps no key order.
 
 A member or element is what Oracle's JSON holds for the same value (JSON_FORMS): a number
 without numeric's trailing zeros, a date or timestamp as its ISO text; a boolean is a JSON
@@ -20,6 +20,7 @@ from pell.checker import types as t
 from pell.checker.json import JsonCall, is_optional, member_path
 from pell.codegen.expressions import quote_text
 from pell.codegen.text_forms import json_form, postgres_text
+from pell.diagnostics import quoted_with_article
 from pell.precedence import ATOM, Lowered
 
 if TYPE_CHECKING:
@@ -92,6 +93,34 @@ _HELPERS |= {
         "  RETURN p_doc || jsonb_build_object(p_key,\n"
         "    coalesce(p_doc -> p_key, '[]'::jsonb) || jsonb_build_array(p_value));",
     ),
+}
+
+
+# A member read into a date or timestamp (json::into, jq!) is the text json::from writes
+# (pell.codegen.text_forms, JSON_FORMS), which Oracle reads with TO_DATE / TO_TIMESTAMP and the
+# same format model: only that form is taken here, checked by a regular expression (9.7.3
+# "POSIX Regular Expressions"), then cast. The cast of ISO 8601 text reads year, month, day in
+# that order whatever DateStyle says ("1999-01-08 | ISO 8601; January 8 in any mode", 8.5.1.1
+# "Dates", Table 8.10); with the form checked first it never reads `now`, `epoch` or a time
+# zone, nor the hour 24 or the second 60, which the cast would take (as the next day, the next
+# minute) and Oracle's HH24 and SS refuse. JSON null is NULL.
+_DIGIT = "[0-9]"
+_DAY = f"{_DIGIT * 4}-{_DIGIT * 2}-{_DIGIT * 2}"
+_TIME = "([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]"
+DATETIME_FORMS = {
+    "date": (f"^{_DAY}T{_TIME}$", "YYYY-MM-DDTHH24:MI:SS", "timestamp(0)"),
+    "timestamp": (f"^{_DAY}T{_TIME}[.]{_DIGIT * 6}$", "YYYY-MM-DDTHH24:MI:SS.FF6", "timestamp"),
+}
+_HELPERS |= {
+    f"pell_json_{family}": (
+        f"(p_text text) RETURNS {sql_type}",
+        f"  IF p_text !~ '{pattern}' THEN\n"
+        f"    RAISE EXCEPTION 'json: % is no {family} written {shown}', p_text"
+        " USING ERRCODE = '22007';\n"
+        "  END IF;\n"
+        f"  RETURN CAST(p_text AS {sql_type});",
+    )
+    for family, (pattern, shown, sql_type) in DATETIME_FORMS.items()
 }
 
 
@@ -184,9 +213,8 @@ def into_assignments(
     lowerer: PgFnLowerer, document: str, target: str, record: t.RecordType, at: ast.Span
 ) -> list[tuple[str, str]]:
     """`json::into::<T>(j)`: each field of `target` from its member (`strict $.name`: a
-    missing member raises, `lax` for a field written optional), as get_text, get_number and
-    get_json read it; an `int` field is the member's text cast to integer, which raises on a
-    fraction (no rounding). Other field types: `unsupported`."""
+    missing member raises, `lax` for a field written optional), read as `member_value` reads
+    it. A nested record field: `unsupported`."""
     info = lowerer.checked.record_info(record)
     optional = {f.name for f in info.decl.fields if is_optional(f.type)}
     pairs: list[tuple[str, str]] = []
@@ -194,21 +222,38 @@ def into_assignments(
         mode = "lax" if name in optional else "strict"
         path = quote_text(f"{mode} ${member_path(name)}")
         query = f"jsonb_path_query_first({document}, CAST({path} AS jsonpath))"
-        if t.is_text(field_type):
-            lowerer.helpers.add("pell_json_text")
-            value = f"{lowerer.schema}.pell_json_text({query})"
-        elif field_type == t.INT:
-            lowerer.helpers.add("pell_json_text")
-            value = f"CAST({lowerer.schema}.pell_json_text({query}) AS integer)"
-        elif field_type == t.NUMBER:
-            value = f"CAST(NULLIF({query}, 'null') AS numeric)"
-        elif field_type == t.JSON:
-            lowerer.helpers.add("pell_json_query")
-            value = f"{lowerer.schema}.pell_json_query({query})"
-        else:
-            raise lowerer.unsupported(f"`json::into` of a `{field_type}` field", at)
+        value = member_value(lowerer, query, field_type)
+        if value is None:
+            what = f"`json::into` of field `{name}` ({quoted_with_article(field_type)})"
+            raise lowerer.unsupported(what, at)
         pairs.append((f"{target}.{naming.field_name(name)}", value))
     return pairs
+
+
+def member_value(lowerer: PgFnLowerer, query: str, type_: t.Type) -> str | None:
+    """The value of type `type_` of the jsonb item `query` gives (SQL NULL: none), as
+    get_text, get_number and get_json read it, raising where Oracle's JSON_VALUE and JSON_QUERY
+    with ERROR ON ERROR raise; an int, date or timestamp from its text. None: a type with no
+    form here."""
+    name = type_.name if isinstance(type_, t.Scalar) else ""
+    if t.is_text(type_) or name in ("int", *DATETIME_FORMS):
+        lowerer.helpers.add("pell_json_text")
+        value = f"{lowerer.schema}.pell_json_text({query})"
+        if name == "int":
+            # whole, as the Oracle lowering checks it: the exact text of the number (trim_scale
+            # drops the trailing zeroes of 2.0, 9.3 "Mathematical Functions and Operators")
+            # cast to integer, which raises for a fraction where a numeric's cast would round
+            return f"CAST(trim_scale(CAST({value} AS numeric))::text AS integer)"
+        if name in DATETIME_FORMS:
+            lowerer.helpers.add(f"pell_json_{name}")
+            return f"{lowerer.schema}.pell_json_{name}({value})"
+        return value
+    if type_ == t.NUMBER:
+        return f"CAST(NULLIF({query}, 'null') AS numeric)"
+    if type_ == t.JSON:
+        lowerer.helpers.add("pell_json_query")
+        return f"{lowerer.schema}.pell_json_query({query})"
+    return None
 
 
 def _path(lowerer: PgFnLowerer, expr: ast.Call, call: JsonCall, mode: str) -> str:

@@ -32,7 +32,7 @@ from pell.codegen.text_forms import (
     postgres_text,
     text_form,
 )
-from pell.postgres import builtins, json_lowering
+from pell.postgres import builtins, jq_lowering, json_lowering
 from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
 from pell.precedence import (
@@ -650,9 +650,11 @@ class PgFnLowerer:
             # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
             # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
             raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
-        if block.from_jq:
-            # JSON_TABLE came to PostgreSQL in version 17 (PostgreSQL 17 docs, "JSON_TABLE")
-            raise self.unsupported("a `jq! { }` query (JSON_TABLE)", block.span)
+        targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
+        if block.jq is not None:
+            # JSON_TABLE came to PostgreSQL in version 17: the same rows from jsonb's functions
+            query = ast.SqlBlock(jq_lowering.query_text(self, block, block.jq), 0, 0, span=block.span)
+            return spliced_sql(query, [], targets, suffix)
         if block.stages:
             # TABLE(f(CURSOR(q))) is Oracle's; a PostgreSQL set-returning fn reads a refcursor
             # its caller opened, which one query cannot do
@@ -660,7 +662,6 @@ class PgFnLowerer:
         if block.pivot:
             # PostgreSQL has no PIVOT clause (crosstab is an extension, tablefunc)
             raise self.unsupported("`pivot::sum` (Oracle's PIVOT)", block.span)
-        targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
         return spliced_sql(block, self.analysis.binds[id(block)], targets, suffix)
 
     # -- expressions
@@ -1070,7 +1071,8 @@ class PgFnLowerer:
         raise self.unsupported("a `sql! { }` without a terminator as a value", expr.span)
 
     def jqblock(self, expr: ast.JqBlock) -> Lowered:
-        raise self.unsupported("a `jq! { }` query (JSON_TABLE)", expr.span)
+        # the checker refuses a `jq! { }` without a terminator; chains go through sql_chain
+        raise self.unsupported("a `jq! { }` without a terminator as a value", expr.span)
 
 
 def _numbered_placeholders(text: str, numbered: int) -> tuple[str, int]:
