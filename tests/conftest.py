@@ -19,6 +19,9 @@ TESTS = Path(__file__).parent
 ROOT = TESTS.parent
 CASES = TESTS / "cases"
 EXAMPLES = ROOT / "examples"
+# A user's repository, with Python tests of its own: tests/test_pytest_plugin.py runs pytest on
+# a copy of it; this suite does not collect it.
+collect_ignore = ["user_repo"]
 
 
 class SqlSnapshot(SingleFileSnapshotExtension):
