@@ -196,8 +196,13 @@ class SqlBlock(Node):
     # The JSON_TABLE query of a `jq! { }` (pell.checker.jq): the jq query as parsed, with its
     # rows' type, which the PostgreSQL target lowers instead of the text
     jq: JqRows | None = field(default=None, repr=False, compare=False)
-    # Made by `pivot::sum(...)` (pell.ast_builder.typed_pivot): Oracle's PIVOT clause
-    pivot: bool = field(default=False, repr=False, compare=False)
+    # its columns, each aliased, when an `int` is among them (those in `whole`): the rows are
+    # read one by one so that each int goes through pell_whole (pell.codegen.subprograms)
+    jq_columns: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    jq_whole: frozenset[str] = field(default=frozenset(), repr=False, compare=False)
+    # Made by `pivot::sum(...)` (pell.ast_builder.typed_pivot): Oracle's PIVOT clause; the
+    # name of the record field each selected column fills, in order
+    pivot: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
 
 

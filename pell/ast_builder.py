@@ -191,8 +191,9 @@ class AstBuilder:
         self.text = ""
         self.diagnostics: list[Diagnostic] = []
         self.tuple_args: list[ast.AnnotationArg] = []  # `order = (a, b)`: for `annotation`
-        # the enums of the file so far, each variant's text: what a typed PIVOT lists
-        self.enums: dict[str, tuple[str, ...]] = {}
+        # the enums of the file so far, each variant's name and text: a typed PIVOT lists the
+        # texts, and a record it fills names each field after its column
+        self.enums: dict[str, tuple[tuple[str, str], ...]] = {}
         # `p(...)` calls read as prints, each with the callee and arguments as written: undone
         # in a module that declares its own fn of that name (`start`)
         self.alias_calls: list[tuple[ast.Call, ast.Name, tuple[ast.Expr, ...]]] = []
@@ -201,6 +202,9 @@ class AstBuilder:
         # and the ids of those patterns (nodes of the tree: no other node takes their id)
         self.escape_warnings: dict[int, list[Diagnostic]] = {}
         self.regex_patterns: set[int] = set()
+        # a string with `\{` or `\}` in it, by id, as a `re::` pattern reads it: there they
+        # are the regex's escapes of a brace, kept as written (public Pell keeps them)
+        self.brace_patterns: dict[int, ast.StringLit] = {}
         self.table = self.callbacks(rules)  # by rule number
 
     def begin(self, text: str) -> None:
@@ -212,6 +216,7 @@ class AstBuilder:
         self.alias_calls = []
         self.escape_warnings = {}
         self.regex_patterns = set()
+        self.brace_patterns = {}
 
     def callbacks(self, rules: Sequence[Rule]) -> list[Callback]:
         """One parser callback per grammar rule, from the rules lark analysed."""
@@ -729,9 +734,12 @@ class AstBuilder:
     def enum_decl(self, span: ast.Span, children: list[Any]) -> ast.Enum:
         variants = tuple(_present(children[1:]))
         self.enums[str(children[0])] = tuple(
-            "".join(p for p in v.value.parts if isinstance(p, str))
-            if isinstance(v.value, ast.StringLit)
-            else v.name
+            (
+                v.name,
+                "".join(p for p in v.value.parts if isinstance(p, str))
+                if isinstance(v.value, ast.StringLit)
+                else v.name,
+            )
             for v in variants
         )
         return ast.Enum(str(children[0]), variants, False, (), span=span)
@@ -912,23 +920,31 @@ class AstBuilder:
         return ast.StringLit((str(children[0])[1:-1],), span=span)
 
     def string(self, span: ast.Span, children: list[Any]) -> ast.StringLit:
-        parts: list[str | ast.Expr] = []
         warnings: list[Diagnostic] = []
+        string = ast.StringLit(self._string_parts(children, warnings), span=span)
+        if warnings:
+            self.escape_warnings[id(string)] = warnings
+        if any(isinstance(c, Token) and ("\\{" in c or "\\}" in c) for c in children[1:-1]):
+            pattern = self._string_parts(children, [], keep_braces=True)
+            self.brace_patterns[id(string)] = ast.StringLit(pattern, span=span)
+        return string
+
+    def _string_parts(
+        self, children: list[Any], warnings: list[Diagnostic], keep_braces: bool = False
+    ) -> tuple[str | ast.Expr, ...]:
+        parts: list[str | ast.Expr] = []
         for child in children[1:-1]:
             if isinstance(child, Token):
-                text = self._unescape(child, warnings)
+                text = self._unescape(child, warnings, keep_braces)
                 if parts and isinstance(parts[-1], str):
                     parts[-1] += text
                 else:
                     parts.append(text)
             else:
                 parts.append(child)
-        string = ast.StringLit(tuple(parts), span=span)
-        if warnings:
-            self.escape_warnings[id(string)] = warnings
-        return string
+        return tuple(parts)
 
-    def _unescape(self, token: Token, warnings: list[Diagnostic]) -> str:
+    def _unescape(self, token: Token, warnings: list[Diagnostic], keep_braces: bool = False) -> str:
         raw = str(token)
         out: list[str] = []
         index = 0
@@ -936,7 +952,9 @@ class AstBuilder:
             char = raw[index]
             if char == "\\":
                 escaped = raw[index + 1]
-                if escaped in ESCAPES:
+                if keep_braces and escaped in "{}":
+                    out.append(raw[index : index + 2])  # a regex's `\{`: a brace, not a quantifier
+                elif escaped in ESCAPES:
                     out.append(ESCAPES[escaped])
                 else:
                     # kept as written, backslash and all, as public Pell keeps it: what a
@@ -1009,6 +1027,10 @@ class AstBuilder:
         if len(path) == 2 and path[0] == "re" and len(args) > 1:
             # a `re::` fn's pattern, as public Pell writes it: `"\\d+"` (pell.checker.regex)
             self.regex_patterns.add(id(args[1]))
+            pattern = self.brace_patterns.get(id(args[1]))
+            if pattern is not None:  # `\{` and `\}` kept: the regex's escapes of a brace
+                args = (args[0], pattern, *args[2:])
+                self.regex_patterns.add(id(pattern))
         call = ast.Call(callee, args, keywords, span=span)
         if alias:
             self.alias_calls.append((call, written, written_args))
@@ -1040,10 +1062,17 @@ class AstBuilder:
         if not all(isinstance(n, ast.Name) and len(n.path) == 1 for n in names):
             return None
         rows, col, value, over = (n.path[0] for n in names if isinstance(n, ast.Name))
-        values = self.enums.get(over)
-        if not values or any(c.lower() in _RESERVED for c in (rows, col, value)):
+        variants = self.enums.get(over)
+        if not variants or any(c.lower() in _RESERVED for c in (rows, col, value)):
             return None
+        values = [text for _, text in variants]
         aliases = [_pivot_alias(v) for v in values]
+        # the field each column fills, by position: named as the column, or, for a quoted
+        # alias (no field's name), as the variant
+        fields = [rows.lower()] + [
+            name.lower() if alias.startswith('"') else alias.lower()
+            for (name, _), alias in zip(variants, aliases, strict=True)
+        ]
         listed = ", ".join(
             "'" + v.replace("'", "''") + "' as " + alias for v, alias in zip(values, aliases, strict=True)
         )
@@ -1058,7 +1087,7 @@ class AstBuilder:
             query_start - len(before),
             source.first_column,
             span=span,
-            pivot=True,
+            pivot=tuple(fields),
         )
 
     def fn_args(self, span: ast.Span, children: list[Any]) -> list[Any]:

@@ -180,6 +180,10 @@ CODES: dict[str, tuple[Severity, str]] = {
         Severity.ERROR,
         "@parallel where Oracle allows no PARALLEL_ENABLE clause of that form",
     ),
+    "suite-commits": (
+        Severity.WARNING,
+        "a fn of a utPLSQL suite that commits, where utPLSQL rolls back each test",
+    ),
     "return-in-finally": (
         Severity.ERROR,
         "`return`, `break` or `continue` leaving a `finally` block",

@@ -36,6 +36,8 @@ NUMBER_TEXT_FUNCTION = "pell_number_text"
 INTERVAL_TEXT_FUNCTION = "pell_interval_text"
 TEXT_NUMBER_FUNCTION = "pell_text_number"  # and back: text as a number
 LIST_TEXT_FUNCTION = "pell_list_text"  # `"{xs}"`: `pell_list_text_number(xs)`, one per element type
+# pivot::sum_dyn's IN list items, a private function (templates/pivot_functions.sql.j2)
+PIVOT_ITEM_FUNCTION = "pell_pivot_item"
 REVERSE_FUNCTION = "pell_reverse"  # `reverse(s)`, character by character: a private function
 FINALLY_DONE = "l_pell_finally_done"  # set once the cleanup has run
 

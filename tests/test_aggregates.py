@@ -565,3 +565,100 @@ def test_a_parallel_fn_that_commits_itself_or_through_a_call_is_refused() -> Non
         assert ("parallel-misuse", 7) in found, (target, found)
     oracle = compile_source(source, "m.pell")
     assert [d.code for d in oracle.diagnostics if d.is_error] == ["parallel-misuse"] * 2
+
+
+def test_a_part_that_calls_another_modules_fn_that_commits_is_aggregate_dml(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 10: only the table of Oracle procedures was consulted, not a project fn that
+    # commits (through another module) or a project stub's @commits
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "stubs").mkdir()
+    (tmp_path / "stubs" / "ext.pell").write_text(
+        'module ext;\n@commits("it commits")\npub fn flush();\n'
+    )
+    (tmp_path / "w.pell").write_text(
+        "module w;\npub fn close_day() {\n    sql! { commit };\n}\n"
+        "pub fn twice(v: number) -> number {\n    return v * 2;\n}\n"
+    )
+    (tmp_path / "s.pell").write_text(
+        "module s;\nimport w;\nimport ext;\n"
+        "pub aggregate tot(x: number) -> number {\n"
+        "    state { acc: number = 0; }\n"
+        "    step(v: number) { self.acc = self.acc + w::twice(v); w::close_day(); }\n"
+        "    finish() -> number { ext::flush(); return self.acc; }\n}\n"
+    )
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "s.pell:6:58: error: `step` of aggregate `tot` calls `w::close_day`, which commits "
+        "(COMMIT)"
+    ) in err
+    assert "s.pell:7:26: error: `finish` of aggregate `tot` calls `ext::flush`, which commits" in err
+    assert err.count("[aggregate-dml]") == 2  # `w::twice` commits nothing
+    # a fn it calls that starts to commit, in a later build
+    (tmp_path / "s.pell").write_text(
+        "module s;\nimport w;\n"
+        "pub aggregate tot(x: number) -> number {\n"
+        "    state { acc: number = 0; }\n"
+        "    step(v: number) { self.acc = self.acc + w::twice(v); }\n"
+        "    finish() -> number { return self.acc; }\n}\n"
+    )
+    out = str(tmp_path / "out")
+    assert main(["build", str(tmp_path), "-d", out]) == 0
+    (tmp_path / "w.pell").write_text(
+        "module w;\npub fn twice(v: number) -> number {\n"
+        "    sql! { commit };\n    return v * 2;\n}\n"
+    )
+    capsys.readouterr()
+    assert main(["build", str(tmp_path), "-d", out]) == 1
+    assert "s.pell:5:45: error: `step` of aggregate `tot` calls `w::twice`" in capsys.readouterr().err
+
+
+def test_the_facts_a_build_keeps_hold_each_aggregate_parts_calls() -> None:
+    # a build's manifest keeps each module's facts for the next build (aggregate-dml above)
+    from pell.checker.retry_facts import ModuleFacts
+
+    source = (
+        "module s;\npub aggregate tot(x: number) -> number {\n"
+        "    state { acc: number = 0; }\n"
+        "    step(v: number) { self.acc = self.acc + w::twice(v); }\n"
+        "    finish() -> number { return self.acc; }\n}\n"
+    )
+    facts = compile_source(source, "s.pell").retry_facts
+    assert facts is not None
+    assert [(a, part, call.callee) for a, part, call in facts.aggregate_calls] == [
+        ("tot", "step", ("w", "twice"))
+    ]
+    assert ModuleFacts.from_json(facts.to_json()) == facts
+
+
+def test_a_schema_level_name_of_a_project_stubs_package_clashes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 10: stubs were left out, yet a stub says its package exists in the schema:
+    # TYPE a_b (of `a.B`) beside package A_B is ORA-00955. pellc's own stubs are SYS
+    # packages reached through public synonyms, no object of the schema.
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "stubs").mkdir()
+    (tmp_path / "stubs" / "a_b.pell").write_text("module a_b;\npub fn g() -> number;\n")
+    (tmp_path / "a.pell").write_text(
+        "module a;\npub type B { amount: number; }\npub fn f() -> number { return 1; }\n"
+    )
+    (tmp_path / "c.pell").write_text(
+        "module c;\nimport a_b;\npub fn h() -> number { return a_b::g(); }\n"
+    )
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "a.pell:2:1: error: schema-level name `a_b` is also the package of stub `a_b`" in err
+    (tmp_path / "stubs" / "a_b.pell").unlink()
+    (tmp_path / "c.pell").unlink()
+    (tmp_path / "a.pell").write_text(
+        "module a;\npub aggregate dbms_output(x: number) -> number {\n"
+        "    state { acc: number = 0; }\n    step(v: number) { self.acc = self.acc + v; }\n"
+        "    finish() -> number { return self.acc; }\n}\n"
+    )
+    (tmp_path / "stubs" / "dbms_output.pell").write_text(
+        "module dbms_output;\npub fn put_line(a: text);\n"
+    )
+    assert main(["check", "--no-verify", str(tmp_path)]) == 0, capsys.readouterr().err

@@ -111,12 +111,34 @@ def test_a_loop_over_a_returned_cursor_holds_it_and_closes_it() -> None:
 def test_a_dynamic_pivot_writes_each_value_through_dbms_assert() -> None:
     body = _body(_sql(), "region_sales")
     item = next(line for line in body.splitlines() if "l_pivot_columns :=" in line and "||" in line)
-    assert "DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(r_pivot_value.region, '''', '''''') || '''')" in item
-    assert "DBMS_ASSERT.ENQUOTE_NAME(r_pivot_value.region, FALSE)" in item
+    assert "|| pell_pivot_item(r_pivot_value.region);" in item
+    sql = _sql()
+    text_item = sql[sql.index("FUNCTION pell_pivot_item(p_value IN VARCHAR2)") :]
+    text_item = text_item[: text_item.index("END pell_pivot_item;")]
+    assert "DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_value, '''', '''''') || '''')" in text_item
+    assert "DBMS_ASSERT.ENQUOTE_NAME(p_value, FALSE)" in text_item
     # the source's bind is a USING bind of the OPEN, by position; never joined to the text
     opened = body[body.index("OPEN ") :]
     assert "sales > :1" in opened and "END USING p_lo;" in opened
     assert "p_lo ||" not in opened and "|| p_lo" not in opened
+
+
+def test_a_dynamic_pivot_writes_no_value_in_the_session_nls_formats() -> None:
+    # review 8: a date (or number) value went into the IN list through the session's
+    # NLS_DATE_FORMAT (DD-MON-RR, no time): two times of one day made one alias twice, and a
+    # value with a time never matched its own literal. Each type is written with a fixed format.
+    sql = _sql()
+    functions = sql[sql.index("FUNCTION pell_pivot_item(p_value IN NUMBER)") :]
+    functions = functions[: functions.index("FUNCTION", functions.index("TIME ZONE)"))]
+    assert "TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''')" in functions
+    assert "FUNCTION pell_pivot_item(p_value IN DATE) RETURN VARCHAR2 IS\n" in functions
+    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS');" in functions
+    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9');" in functions
+    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM');" in functions
+    assert functions.count("RETURN 'TIMESTAMP ''' || l_text || ''' AS ' ||") == 3
+    # no conversion is left to the session: every TO_CHAR has its format
+    assert "TO_CHAR(p_value)" not in functions
+    assert "REPLACE(r_pivot_value" not in sql
 
 
 def test_a_typed_pivot_is_a_static_query_over_the_enum_values() -> None:
@@ -269,6 +291,27 @@ def test_a_typed_pivot_into_a_record_of_another_field_order_is_refused() -> None
     assert ordered.sql is not None, [d.message for d in ordered.diagnostics]
 
 
+def test_a_typed_pivot_checks_the_field_order_of_quoted_aliases_too() -> None:
+    # review 10: a value that is no name (a quoted alias) was "any field", so `sw, ne` got
+    # the sums of "north east" and "south west" crossed; such a field is named as its variant
+    template = (
+        "module m;\nenum Region {{ North = \"north east\", South = \"south west\" }}\n"
+        "record T {{ product: text, {fields} }}\n"
+        "pub fn totals() -> list<T> {{\n    let rows: list<T> = pivot::sum(\n"
+        "        source = sql! {{ select product, region, sales from orders }},\n"
+        "        rows = product, col = region, over = Region, value = sales,\n"
+        "    ).collect();\n    return rows;\n}}\n"
+    )
+    for fields in ("sw: number, ne: number", "south: number, north: number"):
+        crossed = compile_source(template.format(fields=fields), "m.pell")
+        assert [d.code for d in crossed.diagnostics] == ["type-mismatch"], fields
+        assert "fills the fields `product, north, south`" in crossed.diagnostics[0].message
+    ordered = compile_source(template.format(fields="north: number, south: number"), "m.pell")
+    assert ordered.sql is not None, [d.message for d in ordered.diagnostics]
+    assert_oracle_accepts(ordered.sql)
+    assert "select product, \"north east\", \"south west\" BULK COLLECT INTO" in ordered.sql
+
+
 def test_a_cursor_opened_in_the_loop_that_reads_it_is_read_once_a_pass() -> None:
     # review 8: opened again on each pass, it was refused as "read inside another loop"
     source = (
@@ -306,3 +349,28 @@ def test_a_cursor_handed_to_a_call_whose_result_is_returned_stays_open() -> None
         "m.pell",
     )
     assert [d.code for d in dropped.diagnostics] == ["not-a-statement"]
+
+
+def test_a_retried_fn_that_reads_its_callers_cursor_is_refused() -> None:
+    # a rollback does not move a cursor back: the next attempt read only the rows the failed
+    # one left, and the total missed the others with no error
+    source = (
+        "module m;\nrecord Order { id: number, status: text }\n"
+        "@retry(3, on = [lock_timeout])\npub fn total(rows: cursor<Order>) -> number {\n"
+        "    var n: number = 0;\n    for o in rows { n = n + o.id; }\n    return n;\n}\n"
+        "@retry(3, on = [lock_timeout])\npub fn passes(rows: cursor<dyn>) -> number {\n"
+        "    return count(rows);\n}\n"
+        "pub fn count(rows: cursor<dyn>) -> number {\n"
+        "    var n: number = 0;\n    for r in rows { n = n + 1; }\n    return n;\n}\n"
+        "@retry(3, on = [lock_timeout])\npub unsafe fn opens(t: text) -> number {\n"
+        '    let c: cursor<Order> = exec_dyn("select id, status from {t}");\n'
+        "    var n: number = 0;\n    for o in c { n = n + o.id; }\n    return n;\n}\n"
+    )
+    result = compile_source(source, "m.pell")
+    line = result.source.line_col
+    found = [
+        (d.code, line(d.span.start)[0], [line(n.span.start)[0] for n in d.notes])
+        for d in result.diagnostics
+    ]
+    # a fn that opens its cursor opens it again on each attempt: accepted
+    assert found == [("retry-combination", 3, [6]), ("retry-combination", 9, [11])]

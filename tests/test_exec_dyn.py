@@ -122,6 +122,31 @@ def test_a_spliced_literal_run_as_sql_counts_as_a_commit() -> None:
     assert _codes(source) == [("commit-in-retry", 4), ("commit-in-retry", 8)]
 
 
+def test_a_block_that_calls_a_project_fn_that_commits_is_a_commit() -> None:
+    # review 10: the block's calls were resolved for `sql! { begin dw.cm(); end; }` only;
+    # a bare `cm()` in a dynamic block is no fn of the package (the block runs outside it)
+    source = (
+        "module dw;\n@retry(3, on = [lock_timeout])\npub unsafe fn a(x: text) {\n"
+        '    exec_dyn("begin dw.cm(); end;");\n}\n'
+        "@retry(3, on = [lock_timeout])\npub unsafe fn b(x: text) {\n"
+        '    exec_dyn("call dw.cm()");\n}\n'
+        "@retry(3, on = [lock_timeout])\npub unsafe fn c(x: text) {\n"
+        "    exec_dyn(\"begin dw.keep('{x}'); end;\");\n}\n"
+        "@retry(3, on = [lock_timeout])\npub unsafe fn d(x: text) {\n"
+        '    exec_dyn("begin dw.quiet(); cm(); end;");\n}\n'
+        "pub fn cm() { sql! { commit }; }\n"
+        "pub fn keep(s: text) { sql! { commit }; }\n"
+        "pub fn quiet() { sql! { update t set x = 1 }; }\n"
+    )
+    assert _codes(source) == [("commit-in-retry", 4), ("commit-in-retry", 8), ("commit-in-retry", 12)]
+    transaction = (
+        "module dw;\npub unsafe fn a() {\n    transaction {\n"
+        '        exec_dyn("begin dw.cm(); end;");\n    }\n}\n'
+        "pub fn cm() { sql! { commit }; }\n"
+    )
+    assert _codes(transaction) == [("commit-in-transaction", 4)]
+
+
 def test_texts_pellc_cannot_read_its_splices_in_are_refused() -> None:
     source = (
         "module m;\n"

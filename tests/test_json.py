@@ -416,3 +416,26 @@ def test_json_into_an_int_field_refuses_a_fraction_instead_of_rounding() -> None
     assert "l_pell_r.n := pell_whole(JSON_VALUE(p_j, '$.n' RETURNING NUMBER" in result.sql
     assert "l_pell_r.x := JSON_VALUE(p_j, '$.x' RETURNING NUMBER" in result.sql
     assert "IF p_value <> TRUNC(p_value) THEN\n      RAISE VALUE_ERROR;" in result.sql
+
+
+def test_jq_rows_refuse_a_fraction_in_an_int_instead_of_rounding() -> None:
+    # review 8: a jq row's int (a record field or the value) was BULK COLLECTed or fetched
+    # INTO NUMBER(38) / PLS_INTEGER, which round 1.5 to 2 silently
+    result = compile_source(
+        "module m;\nrecord P { name: text, n: int }\n"
+        "pub fn d(j: json) -> list<P> { return jq!{ j | .users[] }.collect(); }\n"
+        "pub fn e(j: json) -> list<int> { return jq!{ j | .users[] | .age }.collect(); }\n"
+        "pub fn g(j: json) -> int { let n: int = jq!{ j | .user | .age }.one(); return n; }\n"
+        "pub fn h(j: json) -> P { let p: P = jq!{ j | .users[] }.first(); return p; }\n",
+        "m.pell",
+    )
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert_oracle_accepts(result.sql)
+    assert "INTO" not in result.sql.split("FUNCTION d(")[1].split("END d;")[0]
+    assert "l_pell_p.n := pell_whole(r_pell_row.n);" in result.sql
+    assert "l_pell_p.name := r_pell_row.name;" in result.sql
+    assert ":= pell_whole(r_pell_row.v);" in result.sql
+    assert "l_n := pell_whole(l_pell_number);" in result.sql
+    assert "INTO l_p.name, l_pell_number" in result.sql
+    assert "l_p.n := pell_whole(l_pell_number);" in result.sql
+    assert "IF p_value <> TRUNC(p_value) THEN\n      RAISE VALUE_ERROR;" in result.sql

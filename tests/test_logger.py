@@ -255,6 +255,24 @@ def test_only_a_loggers_single_text_parameter_is_converted(
     assert err.count("[type-mismatch]") == 4, err
 
 
+def test_a_loggers_out_text_parameter_takes_the_variable_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 9: the argument was made text ("{s}") for an `out` parameter too, and the
+    # variable given became a value that cannot be assigned
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "logger.pell").write_text(
+        'module logger;\npub fn info(out msg: text) {\n    msg = "logged";\n}\n'
+    )
+    (tmp_path / "app.pell").write_text(
+        'module app;\npub fn run() -> text {\n    var s: text = "a";\n'
+        "    logger::info(s);\n    return s;\n}\n"
+    )
+    code, err = _build([str(tmp_path), "-d", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert "logger.info(l_s);" in (tmp_path / "out" / "app.sql").read_text("utf-8")
+
+
 def test_adding_or_removing_the_projects_logger_rebuilds_its_callers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

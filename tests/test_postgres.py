@@ -1160,6 +1160,18 @@ def test_a_script_runs_as_a_do_block(dsn: str) -> None:
     assert notices == ["total 12"] and rows == [(1,), (2,), (3,), (12,)]
 
 
+def test_a_commit_in_a_script_says_the_script_is_a_do_block() -> None:
+    # review 9: the message named a fn (a PostgreSQL function), where a script is a DO block
+    script = compile_source("sql! { commit };\n", "s.pell", "postgres")
+    fn = compile_source("module m;\npub fn f() {\n    sql! { commit };\n}\n", "m.pell", "postgres")
+    assert [d.message for d in script.diagnostics] == [
+        "`COMMIT` in a script (a PostgreSQL DO block) is not supported on postgres yet"
+    ]
+    assert [d.message for d in fn.diagnostics] == [
+        "`COMMIT` in a fn (a PostgreSQL function) is not supported on postgres yet"
+    ]
+
+
 def test_match_on_values_runs_as_case_and_if(dsn: str) -> None:
     # a value `match` is a CASE, a statement `match` IF / ELSIF / ELSE; "" matches the
     # empty text and None as on Oracle (where '' is NULL)

@@ -4,6 +4,9 @@ and `bool` fields in the rows of a @pipelined fn."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 from conftest import assert_oracle_accepts
 
 from pell import compile_source
@@ -196,6 +199,16 @@ def test_reverse_is_a_character_loop_in_a_package_function() -> None:
     assert "pell_reverse" not in compiled("module m;\npub fn r(s: text) -> text { return s; }\n")
 
 
+def test_reverse_of_a_bigtext_is_located_unsupported() -> None:
+    # review 9: pell_reverse takes a VARCHAR2(32767): a longer CLOB raised VALUE_ERROR
+    source = "module m;\npub fn f(b: bigtext, s: text) -> text {\n    return reverse(b) + reverse(s);\n}\n"
+    result = compile_source(source, "m.pell")
+    found = [(d.code, result.source.line_col(d.span.start)) for d in result.diagnostics]
+    assert found == [("unsupported", (3, 20))]
+    # PostgreSQL's reverse takes any text
+    assert compile_source(source, "m.pell", "postgres").sql is not None
+
+
 def test_reverse_is_postgres_reverse() -> None:
     assert "RETURN reverse(p_s);" in compiled(REVERSE, "postgres")
 
@@ -319,3 +332,56 @@ def test_standard_function_names_are_kept_off_packages_and_sequence_schemas() ->
     assert [d.code for d in result.diagnostics] == ["reserved-name"]
     sql = compiled('@package("log")\nmodule m;\npub fn f() -> number { return 1; }\n')
     assert "CREATE OR REPLACE PACKAGE pkg_log AS" in sql
+
+
+def test_a_sequence_whose_schema_is_another_modules_package_is_reserved_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 9: with package HR in the schema, `hr.emp_seq` in another package resolves `hr`
+    # to that package first (PLS-00302), as it does inside HR itself
+    from pell.checker.retry_facts import ModuleFacts
+    from pell.cli import main
+
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "hr.pell").write_text("module hr;\npub fn ids() -> number { return 1; }\n")
+    app = (
+        "module app;\nimport hr;\npub seq hr::emp_seq;\npub seq ledger::log_seq;\n"
+        "pub fn next() -> number {\n"
+        "    return hr::emp_seq.nextval + ledger::log_seq.nextval + hr::ids();\n}\n"
+    )
+    (tmp_path / "app.pell").write_text(app)
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "app.pell:3:1: error: sequence `hr::emp_seq`: the package `hr` of module `hr`" in err
+    assert err.count("[reserved-name]") == 1  # `ledger` is no package of the project
+    (tmp_path / "hr.pell").rename(tmp_path / "people.pell")
+    (tmp_path / "people.pell").write_text("module people;\npub fn ids() -> number { return 1; }\n")
+    (tmp_path / "app.pell").write_text(app.replace("import hr;", "import people;").replace(
+        "hr::ids()", "people::ids()"
+    ))
+    assert main(["check", "--no-verify", str(tmp_path)]) == 0, capsys.readouterr().err
+    # the facts a build keeps for the next one hold the sequences
+    facts = compile_source(app, "app.pell").retry_facts
+    assert facts is not None and [n for n, _ in facts.schema_sequences] == [
+        "hr::emp_seq",
+        "ledger::log_seq",
+    ]
+    assert ModuleFacts.from_json(facts.to_json()) == facts
+
+
+def test_a_text_pattern_keeps_its_escaped_braces() -> None:
+    # review 9: `"^a\{2\}$"` became the quantifier `^a{2}$` (matching "aa"); public Pell keeps
+    # `\{` as written, the brace-literal pattern a `/^a\{2\}$/` literal is. Elsewhere `\{` is
+    # a brace, as before.
+    source = (
+        'module m;\npub fn f(s: text) -> bool { return re::matches(s, "^a\\{2\\}$"); }\n'
+        "pub fn g(s: text) -> bool { return re::matches(s, /^a\\{2\\}$/); }\n"
+        'pub fn h() -> text { return "x\\{y\\}"; }\n'
+        'pub fn k(s: text) -> text { return re::replace_all(s, "\\{", "\\{"); }\n'
+    )
+    result = compile_source(source, "m.pell")
+    assert result.sql is not None, [d.message for d in result.diagnostics]
+    assert not result.diagnostics
+    assert result.sql.count("REGEXP_LIKE(p_s, '^a\\{2\\}$', 'c')") == 2
+    assert "RETURN 'x{y}';" in result.sql
+    assert "REGEXP_REPLACE(p_s, '\\{', '{'" in result.sql  # the replacement is no pattern

@@ -44,3 +44,27 @@ def test_a_reserved_column_name_is_refused() -> None:
     assert [(d.code, d.span.start) for d in result.diagnostics] == [
         ("reserved-name", source.index("level"))
     ]
+
+
+def test_a_table_named_like_a_fn_of_the_module_is_refused() -> None:
+    # review 9: inside the package `orders` is the fn, so `orders%ROWTYPE` is PLS-00310
+    source = (
+        "module shop;\npub fn orders() -> number {\n"
+        "    return sql! { select count(*) from orders }.one();\n}\n"
+        "pub fn latest() -> rowtype<orders> {\n"
+        "    let r: rowtype<ORDERS> = sql! { select * from orders where rownum = 1 }.one();\n"
+        "    return r;\n}\n"
+    )
+    result = compile_source(source, "shop.pell")
+    found = [(d.code, result.source.line_col(d.span.start)) for d in result.diagnostics]
+    assert found == [("type-mismatch", (5, 28)), ("type-mismatch", (6, 20))]
+    assert "(PLS-00310)" in result.diagnostics[0].message
+    # a fn of another name leaves the table in reach; a script's own fn captures it too
+    renamed = compile_source(source.replace("fn orders()", "fn order_count()"), "shop.pell")
+    assert renamed.sql is not None, [d.message for d in renamed.diagnostics]
+    script = compile_source(
+        "fn orders() -> number { return 1; }\n"
+        "fn latest() { let r: rowtype<orders> = sql! { select * from orders }.first(); }\n",
+        "s.pell",
+    )
+    assert [d.code for d in script.diagnostics if d.is_error] == ["type-mismatch"]

@@ -187,3 +187,29 @@ pub fn t() {
         ("unknown-fn", 7),
     ]
     assert "to_be_null" in errors[1][2]
+
+
+def test_a_suite_fn_that_commits_under_automatic_rollback_is_a_warning() -> None:
+    # review 9: utPLSQL reports "Unable to perform automatic rollback" for a test that
+    # commits; `rollback = "manual"` is the opt-out
+    template = (
+        '@suite("money"{manual})\nmodule money_test;\n'
+        "fn close_books() {{ sql! {{ commit }}; }}\n"
+        '@test("adds")\npub fn t_add() {{\n    sql! {{ commit }};\n}}\n'
+        '@test("closes")\n@beforetest("setup")\npub fn t_close() {{\n    close_books();\n}}\n'
+        "pub fn setup() {{ sql! {{ rollback }}; }}\n"
+        "pub fn helper() {{ sql! {{ commit }}; }}\n"
+    )
+    auto = compile_source(template.format(manual=""), "money_test.pell")
+    assert auto.sql is not None
+    found = [
+        (d.code, auto.source.line_col(d.span.start)[0], d.is_error) for d in auto.diagnostics
+    ]
+    assert found == [
+        ("suite-commits", 6, False),
+        ("suite-commits", 11, False),
+        ("suite-commits", 13, False),
+    ]
+    assert "`t_close` calls `close_books`, which commits" in auto.diagnostics[1].message
+    manual = compile_source(template.format(manual=', rollback = "manual"'), "money_test.pell")
+    assert [d.code for d in manual.diagnostics] == []

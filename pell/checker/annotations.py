@@ -163,6 +163,24 @@ def check_fn_annotations(
                 ),
             )
         )
+    read = _caller_cursor_read(fn)
+    if read is not None:
+        cursor, span = read
+        diagnostics.append(
+            Diagnostic.of(
+                "retry-combination",
+                f"@retry cannot be used on fn `{fn.name}`, which reads its caller's cursor "
+                f"`{cursor}`: each FETCH moves the cursor on, and no rollback moves it back "
+                "(PL/SQL Language Reference, \"FETCH Statement\"), so a retried attempt would "
+                "read only the rows the failed one left",
+                retry.span,
+                notes=(Note(f"`{cursor}` is read here", span),),
+                hints=(
+                    "retry the fn that opens the cursor (each attempt opens it again), or "
+                    "read its rows into a list before the retried fn",
+                ),
+            )
+        )
     for name, reason in _RETRY_CONFLICTS.items():
         if name in by_name:
             diagnostics.append(
@@ -188,6 +206,24 @@ def check_fn_annotations(
     policy, retry_diagnostics = policy_from_annotation(retry)
     diagnostics.extend(retry_diagnostics)
     return policy, retry
+
+
+def _caller_cursor_read(fn: ast.Fn) -> tuple[str, ast.Span] | None:
+    """The first use of a cursor parameter the caller opened (`in` or `inout`) in the fn's
+    body: a loop over it or a call given it reads its rows, which come once."""
+    cursors = {
+        param.name
+        for param in fn.params
+        if param.mode != "out"
+        and isinstance(param.type, ast.NamedType)
+        and param.type.name == "cursor"
+    }
+    if not cursors:
+        return None
+    for node in ast.walk(fn.body):
+        if isinstance(node, ast.Name) and len(node.path) == 1 and node.path[0] in cursors:
+            return node.path[0], node.span
+    return None
 
 
 def check_cached_fn_tables(

@@ -458,6 +458,16 @@ def _check_argument(
     if not accepts(kind, type_, builtin.allows_bool):
         _mismatch(checker, name, index, arg, kind, type_)
         return type_
+    if builtin.form == "helper" and type_ == t.BIGTEXT and checker.target != "postgres":
+        # Oracle: the helper takes and returns a VARCHAR2, and a CLOB over 32,767 bytes would
+        # raise VALUE_ERROR (ORA-06502) when passed (PostgreSQL's reverse takes any text)
+        checker.error(
+            "unsupported",
+            f"`{name}` of a `bigtext` is not supported yet: `{builtin.plsql}` takes a text of "
+            "up to 32,767 bytes, and a longer one would raise VALUE_ERROR",
+            arg.span,
+        )
+        return type_
     if kind == "same":
         for _, other in same:
             if not t.comparable(type_, other):

@@ -46,6 +46,8 @@ class TypeResolver:
         self.diagnostics = diagnostics
         self.imports = imports or Imports()
         self.objects: dict[str, t.ObjectType] = {}  # the module's object types and cases
+        # the PL/SQL names of the module's fns, which a `rowtype<name>` cannot reach past
+        self.fn_names: frozenset[str] = frozenset()
 
     def foreign_item(
         self, written: str, span: ast.Span, what: str
@@ -170,6 +172,22 @@ class TypeResolver:
             message = "`rowtype` takes one table or view name: `rowtype<accounts>`"
         elif table.name.lower() in naming.ORACLE_RESERVED:
             message = f"`{table.name}` is an Oracle reserved word, not a table name"
+        elif table.name.lower() in self.fn_names:
+            # PL/SQL resolves a name in the package (or the script's block) before the schema
+            # (PL/SQL Language Reference, "PL/SQL Name Resolution"): `orders%ROWTYPE` would
+            # name the fn, "PLS-00310: with %ROWTYPE attribute, 'ORDERS' must name a table,
+            # cursor or cursor-variable" (Database Error Messages)
+            self.diagnostics.append(
+                Diagnostic.of(
+                    "type-mismatch",
+                    f"`rowtype<{table.name}>` names the table `{table.name}`, but inside this "
+                    f"module's PL/SQL `{table.name.lower()}` is its fn: "
+                    f"`{table.name.lower()}%ROWTYPE` would name the fn (PLS-00310)",
+                    table.span,
+                    hints=("rename the fn",),
+                )
+            )
+            return t.UNKNOWN
         else:
             return t.TableRow(table.name.lower())
         self.diagnostics.append(Diagnostic.of("type-mismatch", message, ref.span))
@@ -669,6 +687,9 @@ def _declare(
     enum_names = frozenset(i.name for i in module.items if isinstance(i, ast.Enum))
     resolver = TypeResolver(set(record_decls), set(error_decls), diagnostics, enum_names, imports)
     resolver.objects = object_types(module)
+    resolver.fn_names = frozenset(
+        naming.fn_name(i.name).lower() for i in module.items if isinstance(i, ast.Fn)
+    )
 
     records: dict[str, RecordInfo] = {}
     for record in record_decls.values():

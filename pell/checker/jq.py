@@ -388,6 +388,15 @@ def check(
             return None
         columns.append(f"v {sql_type} PATH {_path(query.projection)} ERROR ON ERROR ERROR ON EMPTY")
         selected.append(_selected("jt.v", row))
+    names = [c.split(" ", 1)[0] for c in columns]
+    whole = frozenset(
+        name
+        for name, type_ in zip(names, _row_types(checker, row), strict=True)
+        if type_ == t.INT
+    )
+    if whole:
+        # each value aliased by its column: the rows are read one by one (pell_whole)
+        selected = [f"{value} AS {name}" for value, name in zip(selected, names, strict=True)]
     compared: list[str] = []  # the columns `select` compares
     # one `select` is the whole WHERE; several are joined by AND, each `or` in parentheses
     alone = len(query.filters) == 1
@@ -398,9 +407,24 @@ def check(
     text += "         COLUMNS (" + ",\n                  ".join(columns) + ")) jt"
     if conditions:
         text += "\n WHERE " + "\n   AND ".join(conditions)
-    compiled = ast.SqlBlock(text, block.text_start, 0, span=block.span, jq=JqRows(query, row))
+    compiled = ast.SqlBlock(
+        text,
+        block.text_start,
+        0,
+        span=block.span,
+        jq=JqRows(query, row),
+        jq_columns=tuple(names) if whole else (),
+        jq_whole=whole,
+    )
     block.compiled.append(compiled)
     return compiled
+
+
+def _row_types(checker: ExpressionChecker, row: t.Type) -> list[t.Type]:
+    """The types of a row's columns: a record's fields, or the one value."""
+    if isinstance(row, t.RecordType):
+        return list(checker.module.record_info(row).fields.values())
+    return [row]
 
 
 def _selected(column: str, type_: t.Type) -> str:

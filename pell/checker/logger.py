@@ -105,12 +105,13 @@ def _print_call(call: ast.Call) -> ast.Call:
 
 def _takes_text(imports: Imports, alias: str, name: str) -> bool:
     """Does `alias::name` (`alias` is `logger` or `log`) name a fn of the project's own module
-    or stub that takes one `text` parameter?"""
+    or stub that takes one `in` `text` parameter? (An `out` or `inout` one is given the
+    caller's variable, which a value made into text is not.)"""
     foreign = imports.find(alias)
     if foreign is None:
         return False
     fn = foreign.item(name)
-    if not isinstance(fn, ast.Fn) or len(fn.params) != 1:
+    if not isinstance(fn, ast.Fn) or len(fn.params) != 1 or fn.params[0].mode != "in":
         return False
     written = fn.params[0].type
     return isinstance(written, ast.NamedType) and written.name == "text" and not written.args

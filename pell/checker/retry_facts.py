@@ -16,6 +16,7 @@ from pell import ast, naming, records, sqltext
 from pell.checker import dynamic_sql
 from pell.checker.imports import imported_path
 from pell.checker.model import CheckedModule
+from pell.checker.ut import auto_rollback_fns
 from pell.records import record
 from pell.sqltokens import Token, TokenType
 
@@ -256,6 +257,9 @@ class FnFacts:
     finally_span: ast.Span | None = None  # its `finally { }` block, if it has one
     params: int = 0  # how many parameters it takes (SQL calls one with none without `()`)
     parallel: bool = False  # @parallel: parallel query servers run it, inside a query
+    # a procedure of a utPLSQL suite that rolls back automatically: utPLSQL runs it after a
+    # savepoint it rolls back to (pell.checker.ut.auto_rollback_fns)
+    auto_rollback: bool = False
 
     def to_json(self) -> list[object]:
         """[name, start, end, retry scope, retry span or None, autonomous, effects, recover,
@@ -275,6 +279,7 @@ class FnFacts:
             _span_json(self.finally_span),
             self.params,
             self.parallel,
+            self.auto_rollback,
         ]
 
     @staticmethod
@@ -282,7 +287,7 @@ class FnFacts:
         # an older pellc's facts have no `params`: ValueError, and the module compiles again
         # (they also lack the SQL calls of its PL/SQL blocks and the names SQL calls bare)
         name, start, end, retry, retry_span, autonomous, effects, recover, attempts = data[:9]
-        cleanup, params, parallel = data[9:]
+        cleanup, params, parallel, auto_rollback = data[9:]
         assert isinstance(effects, list)
         return FnFacts(
             str(name),
@@ -296,6 +301,7 @@ class FnFacts:
             _span_from_json(cleanup),
             int(params),
             bool(parallel),
+            bool(auto_rollback),
         )
 
 
@@ -314,6 +320,12 @@ class ModuleFacts:
     # aggregate's function and types), each with where it is declared: two modules of one
     # schema must not create one name (project_findings)
     schema_objects: tuple[tuple[str, ast.Span], ...] = ()
+    # each call an aggregate's part makes, as (aggregate, part, call): a query runs the part,
+    # so a callee that commits is `aggregate-dml` (retry_safety.retry_findings)
+    aggregate_calls: tuple[tuple[str, str, Effect], ...] = ()
+    # each `seq schema::name`, as written, and where it is declared: a package named like
+    # its schema, in the module's schema, would capture `schema.name` (schema_clashes)
+    schema_sequences: tuple[tuple[str, ast.Span], ...] = ()
 
     @property
     def name(self) -> str:
@@ -326,6 +338,12 @@ class ModuleFacts:
             "imports": [list(i) for i in self.imports],
             "package": list(self.package),
             "schema_objects": [[name, span.start, span.end] for name, span in self.schema_objects],
+            "aggregate_calls": [
+                [aggregate, part, call.to_json()] for aggregate, part, call in self.aggregate_calls
+            ],
+            "schema_sequences": [
+                [name, span.start, span.end] for name, span in self.schema_sequences
+            ],
             **({"stub": True} if self.stub else {}),  # a build's manifest records no stub
         }
 
@@ -337,7 +355,10 @@ class ModuleFacts:
         assert isinstance(package, list)
         facts = [FnFacts.from_json(f) for f in fns]
         objects = data.get("schema_objects", [])
-        assert isinstance(objects, list)
+        aggregate_calls = data.get("aggregate_calls", [])
+        sequences = data.get("schema_sequences", [])
+        assert isinstance(objects, list) and isinstance(aggregate_calls, list)
+        assert isinstance(sequences, list)
         return ModuleFacts(
             tuple(str(p) for p in path),
             {f.name: f for f in facts},
@@ -345,6 +366,11 @@ class ModuleFacts:
             data.get("stub") is True,
             tuple(str(p) for p in package),
             tuple((str(name), ast.Span(int(start), int(end))) for name, start, end in objects),
+            tuple(
+                (str(aggregate), str(part), Effect.from_json(call))
+                for aggregate, part, call in aggregate_calls
+            ),
+            tuple((str(name), ast.Span(int(start), int(end))) for name, start, end in sequences),
         )
 
 
@@ -678,6 +704,30 @@ def _exec_dyn_effect(call: ast.Call) -> Effect | None:
     return Effect("parse", call.span, risk) if risk is not None else None
 
 
+def _exec_dyn_calls(call: ast.Call) -> list[Effect]:
+    """The routines a PL/SQL block (or CALL) that `exec_dyn` runs calls by a dotted name
+    (`pkg.proc(...)`), as `plsql-call` effects at the call, which the call graph resolves as
+    it resolves a `sql! { begin ... end; }` block's: to a project fn by its PL/SQL name, or
+    a `@stub` module's. The block is an anonymous block of its own, compiled when it runs
+    (PL/SQL Language Reference, "Native Dynamic SQL"), outside the package: a bare name is
+    none of the module's fns, so only dotted names are read."""
+    text, _ = exec_dyn_text(call)
+    if text is None:
+        return []
+    try:
+        tokens = sqltext.tokenize(text)
+        if len(tokens) > 1 and tokens[0].text.lower() == "call":
+            # CALL runs one routine (SQL Language Reference, CALL): the block that calls it
+            text = f"begin {text[tokens[1].start :].rstrip().rstrip(';')}; end;"
+            tokens = sqltext.tokenize(text)
+    except sqltext.SqlTextError:
+        return []
+    if not tokens or tokens[0].text.lower() not in ("begin", "declare"):
+        return []
+    block = ast.SqlBlock(text, 0, 0, span=call.span)
+    return _block_calls(block, tokens, _sql_statements(tokens), frozenset(), _Names(tokens))
+
+
 def ends_transaction(block: ast.SqlBlock) -> str | None:
     """How a `sql! { }` block ends the transaction (`COMMIT`, `DDL (TRUNCATE)`, `EXECUTE
     IMMEDIATE of ...`), or None: what the retry checks and the verifier's model both read."""
@@ -737,6 +787,8 @@ def _walk_body(
                 dynamic = _exec_dyn_effect(node)
                 if dynamic is not None:
                     effects.append(dynamic)
+                if dynamic is None or dynamic.kind != "commit":
+                    effects += _exec_dyn_calls(node)
                 continue
             effect = call_effect(node)
             if effect.kind == "call":
@@ -1225,6 +1277,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
     fns = {}
     raised = {}
     own = _own_names(checked)
+    rolled_back = auto_rollback_fns(checked.module)
     for name, fn in checked.fns.items():
         annotations = {a.name for a in fn.decl.annotations}
         effects, raised[name] = _walk_body(fn.decl, checked.analyses[name].not_found, own)
@@ -1240,6 +1293,7 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
             fn.decl.finally_body.span if fn.decl.finally_body is not None else None,
             len(fn.decl.params),
             "parallel" in annotations,
+            name in rolled_back,
         )
     # the modules as resolved (`import std::b;` is the module `b`: imports.imported_path)
     imports = tuple(imported_path(i.path, checked.imports.index) for i in checked.module.imports)
@@ -1254,7 +1308,29 @@ def module_facts(checked: CheckedModule) -> tuple[ModuleFacts, dict[str, dict[st
         (info.type.plsql.rsplit(".", 1)[-1].lower(), info.decl.span)
         for info in checked.objects.values()
     )
-    return ModuleFacts(checked.module.path, fns, imports, package=plsql, schema_objects=objects), raised
+    # the calls each aggregate part makes (its own commits and DML are aggregate-dml in
+    # pell.checker.aggregates; a call of this module's fn is refused there)
+    aggregate_calls = tuple(
+        (info.decl.name, part, effect)
+        for info in checked.aggregates.values()
+        for part, (part_fn, analysis) in info.parts.items()
+        for effect in _walk_body(part_fn.decl, analysis.not_found, own)[0]
+        if effect.kind == "call"
+    )
+    facts = ModuleFacts(
+        checked.module.path,
+        fns,
+        imports,
+        package=plsql,
+        schema_objects=objects,
+        aggregate_calls=aggregate_calls,
+        schema_sequences=tuple(
+            (item.name, item.span)
+            for item in checked.module.items
+            if isinstance(item, ast.Sequence) and "::" in item.name
+        ),
+    )
+    return facts, raised
 
 
 # ---- the call graph ----------------------------------------------------------

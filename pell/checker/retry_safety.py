@@ -72,6 +72,21 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
             notes = [*notes, Note(f"{commit.what} here", commit.origin_span)]
         return where, tuple(notes)
 
+    for aggregate, part, call in facts.aggregate_calls:
+        callee = graph.resolve(module, call.callee)
+        # a fn of its own module is refused where the aggregate is checked (unsupported)
+        if callee is not None and callee[0] != module and callee in graph.commits:
+            where, notes = commit_notes(callee, graph.commits[callee], [])
+            diagnostics.append(
+                Diagnostic.of(
+                    "aggregate-dml",
+                    f"`{part}` of aggregate `{aggregate}` calls {name_of(callee)}, which commits"
+                    f"{where}: an aggregate runs inside a query, which cannot end the "
+                    "transaction (ORA-14552)",
+                    call.span,
+                    notes=notes,
+                )
+            )
     for fn in facts.fns.values():
         key = (module, fn.name)
         calls = dict((id(effect), callee) for effect, callee in graph.calls[key])
@@ -106,6 +121,8 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
                             notes=notes,
                         )
                     )
+        if fn.auto_rollback:
+            diagnostics += _commits_in_suite(graph, fn, calls, name_of, commit_notes)
         if fn.retry_scope is not None and fn.retry_span is not None:
             at_retry = Note(f"`{fn.name}` is retried here", fn.retry_span)
             transaction = fn.retry_scope == "transaction"
@@ -327,6 +344,44 @@ def _refused_calls(
             ),
             tuple(notes),
         )
+    return found
+
+
+def _commits_in_suite(
+    graph: RetryGraph,
+    fn: FnFacts,
+    calls: dict[int, FnKey],
+    name_of: Callable[[FnKey], str],
+    commit_notes: Callable[[FnKey, Commit, list[Note]], tuple[str, tuple[Note, ...]]],
+) -> list[Diagnostic]:
+    """`suite-commits`: a commit, itself or through a call, in a fn utPLSQL rolls back
+    (pell.checker.ut.auto_rollback_fns): the rollback fails, and the test's changes stay."""
+    found: list[Diagnostic] = []
+    why = (
+        "utPLSQL rolls back what each test of a suite did (`--%rollback(auto)`, the default), "
+        "and after the transaction ends it cannot: it reports \"Unable to perform automatic "
+        "rollback\" and the changes stay"
+    )
+    hint = '`@suite("...", rollback = "manual")`, and undo the changes in an @aftereach fn'
+    for effect in fn.effects:
+        callee = calls.get(id(effect))
+        if effect.kind in ("commit", "transaction"):
+            found.append(
+                Diagnostic.of(
+                    "suite-commits", f"{effect.what} in `{fn.name}`: {why}", effect.span, (hint,)
+                )
+            )
+        elif callee is not None and callee in graph.commits:
+            where, notes = commit_notes(callee, graph.commits[callee], [])
+            found.append(
+                Diagnostic.of(
+                    "suite-commits",
+                    f"`{fn.name}` calls {name_of(callee)}, which commits{where}: {why}",
+                    effect.span,
+                    (hint,),
+                    notes,
+                )
+            )
     return found
 
 
@@ -590,7 +645,9 @@ def project_findings(
             for fn in module.fns
             for _, callee in (*graph.calls[(module.name, fn)], *graph.sql_calls[(module.name, fn)])
         )
-        if not any(outgoing):
+        # an aggregate part's calls (a fn of the module itself is refused there)
+        from_parts = (graph.resolve(module.name, c.callee) for *_, c in module.aggregate_calls)
+        if not any(outgoing) and not any(k is not None and k[0] != module.name for k in from_parts):
             continue  # no call leaves the module: it found all of its findings on its own
         alone = set(retry_findings(RetryGraph([module]), module.name))
         extra = for_target(
@@ -607,14 +664,43 @@ def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
     """Schema-level names two declarations would both create (an aggregate's function or type
     and another module's package or aggregate, in one schema): CREATE OR REPLACE of the
     second would silently replace the first, or fail (ORA-00955) where the kinds differ."""
+    from pell.checker.stubs import shipped_stub
+
     seen: dict[tuple[str | None, str], tuple[str, bool]] = {}  # -> (module, is its package)
     for module in modules:
-        if module.package and not module.stub:
+        if module.stub:
+            # a project's stub says its package exists: the Oracle package of its path
+            # (imports.plsql_package), in the schema or the one its path names. pellc's own
+            # stubs are SYS packages, reached through public synonyms: none of the schema's.
+            path = tuple(part.lower() for part in module.path)
+            if len(path) == 1 and not shipped_stub(path[0]):
+                seen.setdefault((None, path[0]), (module.name, True))
+            elif len(path) == 2:
+                seen.setdefault(path, (module.name, True))
+        elif module.package:
             schema = module.package[0] if len(module.package) == 2 else None
             seen.setdefault((schema, module.package[-1].lower()), (module.name, True))
+    stubs = {module.name for module in modules if module.stub}
     found: dict[str, list[Diagnostic]] = {}
     for module in modules:
         schema = module.package[0] if len(module.package) == 2 else None
+        for sequence, span in module.schema_sequences:
+            owner, name = sequence.split("::")
+            other, package = seen.get((schema, owner.lower()), ("", False))
+            if not package or other == module.name:
+                continue  # its own package: the module's own check (reserved-name)
+            where = f"stub `{other}`" if other in stubs else f"module `{other}`"
+            found.setdefault(module.name, []).append(
+                Diagnostic.of(
+                    "reserved-name",
+                    f"sequence `{sequence}`: the package `{owner.lower()}` of {where} is in the "
+                    f"same schema, and PL/SQL finds it before the schema `{owner}` (PL/SQL "
+                    f"Language Reference, \"PL/SQL Name Resolution\"): `{owner}.{name}` names a "
+                    "member of that package, not the sequence (PLS-00302)",
+                    span,
+                    hints=("use a synonym of the sequence, or put the module in another schema",),
+                )
+            )
         for name, span in module.schema_objects:
             first = seen.get((schema, name))
             if first is None:
@@ -624,6 +710,8 @@ def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
             if other == module.name and package:
                 continue  # its own package: the module's own check (pell.checker.aggregates)
             where = "this module" if other == module.name else f"module `{other}`"
+            if other in stubs:
+                where = f"stub `{other}`"
             kind = "the package" if package else "a type or function"
             found.setdefault(module.name, []).append(
                 Diagnostic.of(

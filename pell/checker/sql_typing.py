@@ -591,22 +591,19 @@ class SqlChecker(BodyScopes):
         if block.pivot and isinstance(target, t.RecordType) and count == wanted:
             # `pivot::sum(...)` writes the select list (its rows column, then the enum's values
             # in their order), and a row is fetched by position: the fields must be the same
-            # columns in the same order, or each would get another's sum
-            columns = [block.text[start:end].strip() for start, end in shape.select_items]
+            # columns in the same order, or each would get another's sum. A value that is no
+            # name is a quoted alias (`"Central 'hub'"`): its field is named as its variant.
             fields = [name.lower() for name in self.module.record_info(target).fields]
-            # a value that is no name is a quoted alias (`"Central 'hub'"`): any field there
-            if any(
-                not column.startswith('"') and column.lower() != field
-                for column, field in zip(columns, fields, strict=True)
-            ):
+            if fields != list(block.pivot):
                 self.error(
                     "type-mismatch",
-                    f"`pivot::sum` selects `{', '.join(c.lower() for c in columns)}`, in that "
+                    f"`pivot::sum` fills the fields `{', '.join(block.pivot)}`, in that "
                     "order, but record "
                     f"`{target.name}`'s fields are `{', '.join(fields)}`: a row is fetched by "
                     "position",
                     block.span,
-                    "declare the record's fields in the order the pivot selects them",
+                    "declare the record's fields in the order the pivot selects them, each "
+                    "named as its column, or as its enum variant where the value is no name",
                 )
         star = any(block.text[start:end].strip().endswith("*") for start, end in shape.select_items)
         piped = self.piped_row(block)

@@ -352,6 +352,32 @@ def suite_lines(module: ast.Module) -> tuple[str, ...]:
     return tuple(lines)
 
 
+def auto_rollback_fns(module: ast.Module) -> frozenset[str]:
+    """The fns of a `@suite` module that utPLSQL runs after a savepoint and rolls back to it,
+    unless the suite is `rollback = "manual"`: its tests, setups and teardowns and the
+    procedures `@beforetest`/`@aftertest` name (`--%rollback(auto)`, the default: utPLSQL's
+    docs/userguide/annotations.md). A commit in one of them makes that rollback impossible:
+    utPLSQL reports "Unable to perform automatic rollback ... An implicit or explicit
+    commit/rollback occurred" (utPLSQL issue #982 quotes it)."""
+    suite = suite_annotation(module)
+    if suite is None:
+        return frozenset()
+    rollback = next((a for a in suite.args if a.name == "rollback"), None)
+    if rollback is not None and _literal_text(rollback.value) == "manual":
+        return frozenset()
+    found: set[str] = set()
+    for item in module.items:
+        if not isinstance(item, ast.Fn):
+            continue
+        for annotation in item.annotations:
+            kind = FN_ANNOTATIONS.get(annotation.name)
+            if annotation.name in _ROLES:
+                found.add(item.name)
+            elif kind == "procedures":
+                found.update(t for a in annotation.args if (t := _literal_text(a.value)))
+    return frozenset(found)
+
+
 def fn_lines(fn: ast.Fn) -> tuple[str, ...]:
     """A fn's procedure-level annotations, in the order written: `--%test(description)`,
     `--%beforetest(p1, p2)`... Checked by check_suite."""

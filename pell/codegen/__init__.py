@@ -68,6 +68,7 @@ class LoweredModule:
     json_date_mask: str = ""
     json_timestamp_mask: str = ""
     reverse_function: str = ""  # `reverse(s)` (pell.checker.builtins); empty: not called
+    pivot_item_function: str = ""  # pivot::sum_dyn's IN list items; empty: not called
     # the functions that copy a list into or out of another package's list type
     # (pell.codegen.list_copies), by name
     list_copy_functions: tuple[str, ...] = ()
@@ -331,6 +332,7 @@ def lower(checked: CheckedModule, target: str) -> LoweredModule:
         json_date_mask=datetime_mask("date", JSON_SEPARATOR),
         json_timestamp_mask=datetime_mask("timestamp", JSON_SEPARATOR),
         reverse_function=_used(naming.REVERSE_FUNCTION, helpers),
+        pivot_item_function=_used(naming.PIVOT_ITEM_FUNCTION, helpers),
         list_copy_functions=tuple(
             list_copy_function(copies[name]) for name in sorted(copies)
         ),

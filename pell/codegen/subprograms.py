@@ -445,11 +445,11 @@ class FnLowerer(ExpressionLowerer):
 
     def open_pivot(self, cursor: str, pivot: DynamicPivot) -> None:
         """`pivot::sum_dyn(...)` into `cursor` (pell.checker.pivot): the distinct non-null
-        values of `col`, read by static SQL, each written into the PIVOT's IN list as a
-        literal that DBMS_ASSERT.ENQUOTE_LITERAL checks (the value quoted, its `'` doubled:
-        "If the name is already quoted, no quotes are added", and every inner `'` is paired),
-        aliased by the value as a name DBMS_ASSERT.ENQUOTE_NAME checks (a value error unless
-        it makes a valid quoted name: PL/SQL Packages and Types Reference, DBMS_ASSERT). Then
+        values of `col`, read by static SQL, each written into the PIVOT's IN list by
+        pell_pivot_item (templates/pivot_functions.sql.j2): a literal of the value's type,
+        written with explicit formats, that no value can end (a text's through
+        DBMS_ASSERT.ENQUOTE_LITERAL), aliased by the same text as a name
+        DBMS_ASSERT.ENQUOTE_NAME checks (PL/SQL Packages and Types Reference, DBMS_ASSERT). Then
         OPEN FOR the PIVOT query; with no value to pivot on (an empty IN list is no SQL), a
         query of the `rows` column that returns no row."""
         binds = self.analysis.binds[id(pivot.source)]
@@ -466,10 +466,12 @@ class FnLowerer(ExpressionLowerer):
             binds=tuple(replacement for _, replacement in binds),
             summary=f"pivot::sum_dyn values of {pivot.col}",
         )
+        # the value's literal and alias, written with explicit formats, not the session's
+        # NLS ones (templates/pivot_functions.sql.j2)
+        self.helpers.add(naming.PIVOT_ITEM_FUNCTION)
         item = (
             f"{columns} || CASE WHEN {columns} IS NOT NULL THEN ', ' END"
-            f" || {enquoted_literal(found)}"
-            f" || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME({found}, FALSE)"
+            f" || {naming.PIVOT_ITEM_FUNCTION}({found})"
         )
         self.emit(plsql.Assign(columns, "NULL"))
         assign = self.at(plsql.Assign(columns, item))
@@ -522,6 +524,9 @@ class FnLowerer(ExpressionLowerer):
         """A sql! { } value into `target`, by its terminator."""
         names = [call.name for call in calls]
         terminator = names[-1]
+        if block.jq_whole:
+            self.store_whole_rows(target, block, terminator, type_, not_found)
+            return
         lock = " FOR UPDATE" if "for_update" in names else ""
         if lock and "nowait" in names:
             lock += " NOWAIT"
@@ -547,6 +552,70 @@ class FnLowerer(ExpressionLowerer):
             self.in_block(query, plsql.NO_DATA_FOUND, self.raise_error(*not_found))
         else:
             self.emit(self.sql_statement(block, into=self.into_list(target, type_), suffix=lock))
+
+    def store_whole_rows(
+        self,
+        target: str,
+        block: ast.SqlBlock,
+        terminator: str,
+        type_: t.Type,
+        not_found: tuple[str, tuple[tuple[str, str | None], ...]] | None,
+    ) -> None:
+        """A `jq! { }` whose rows hold an `int`: INTO an `int` (PLS_INTEGER, NUMBER(38)) would
+        round a fraction ("If a value exceeds the scale, then Oracle rounds it", SQL Language
+        Reference, "NUMBER Data Type"), so
+        each int value is read as a NUMBER and goes through pell_whole, which raises
+        VALUE_ERROR for a fraction, as `json::into` does. `.collect()` reads the rows one by
+        one (a cursor FOR loop over the aliased columns); `.one()` and `.first()` read into
+        NUMBER temporaries."""
+        self.helpers.add(json_lowering.WHOLE_HELPER)
+        columns = block.jq_columns
+        row = type_.element if terminator == "collect" and isinstance(type_, t.ListType) else type_
+
+        def whole(column: str, value: str) -> str:
+            return f"{json_lowering.WHOLE_HELPER}({value})" if column in block.jq_whole else value
+
+        if terminator == "collect":
+            variable = naming.unique("r_pell_row", self.taken)
+            self.taken.discard(variable)
+            element = f"{target}({target}.COUNT + 1)"
+            body: list[plsql.Stmt] = []
+            if isinstance(row, t.RecordType):
+                holder = self.temp(row)
+                body += [
+                    self.at(plsql.Assign(field, whole(column, f"{variable}.{column}")))
+                    for field, column in zip(self.into_list(holder, row), columns, strict=True)
+                ]
+                body.append(self.at(plsql.Assign(element, holder)))
+            else:
+                value = whole(columns[0], f"{variable}.{columns[0]}")
+                body.append(self.at(plsql.Assign(element, value)))
+            self.emit(plsql.Exec(f"{target}.DELETE"))
+            query = self.sql_statement(block)
+            self.emit(plsql.CursorLoop(variable, self.at(query), body, "\n" in query.text))
+            return
+        targets = self.into_list(target, row)
+        staged = [
+            self.temp(t.NUMBER) if column in block.jq_whole else field
+            for field, column in zip(targets, columns, strict=True)
+        ]
+        suffix = " FETCH FIRST 1 ROWS ONLY" if terminator == "first" else ""
+        read: list[plsql.Stmt] = [self.at(self.sql_statement(block, into=staged, suffix=suffix))]
+        read += [
+            self.at(plsql.Assign(field, whole(column, stage)))
+            for field, stage, column in zip(targets, staged, columns, strict=True)
+            if column in block.jq_whole
+        ]
+        handler: plsql.Stmt | None = None
+        if terminator == "first":
+            handler = plsql.Assign(target, "NULL")  # no row is None
+        elif not_found is not None:
+            handler = self.raise_error(*not_found)  # `.one()?`: the fn's NotFound error
+        if handler is None:
+            for statement in read:
+                self.emit(statement)
+            return
+        self.emit(plsql.Block(read, [plsql.Handler([plsql.NO_DATA_FOUND], [self.at(handler)])]))
 
     def returned_no_row(
         self, not_found: tuple[str, tuple[tuple[str, str | None], ...]] | None

@@ -649,7 +649,12 @@ class PgFnLowerer:
             # A function called by SELECT cannot end its transaction, and PL/pgSQL has no
             # SAVEPOINT statement: its subtransactions are EXCEPTION blocks (PostgreSQL 15
             # docs, 43.8 "Transaction Management"). DDL, transactional here, is no such case.
-            raise self.unsupported(f"`{verb}` in a fn (a PostgreSQL function)", block.span)
+            # A script is a DO block, which may COMMIT only when not run inside a transaction
+            # block and not inside a block with exception handlers (ibid.): not lowered yet.
+            where = "a script (a PostgreSQL DO block)"
+            if self.fn.decl.name != ast.SCRIPT_FN:
+                where = "a fn (a PostgreSQL function)"
+            raise self.unsupported(f"`{verb}` in {where}", block.span)
         targets = None if into is None else (" INTO STRICT " if strict else " INTO ") + into
         if block.jq is not None:
             # JSON_TABLE came to PostgreSQL in version 17: the same rows from jsonb's functions

@@ -40,6 +40,46 @@ CREATE OR REPLACE PACKAGE BODY shop.dyncur AS
   c_region_west CONSTANT VARCHAR2(4000) := 'WEST';
   c_region_central CONSTANT VARCHAR2(4000) := 'Central ''hub''';
 
+  -- pivot::sum_dyn: a value of the pivoted column as an item of the PIVOT's IN list,
+  -- `<literal> AS "<value>"`, one overload per column type (PL/SQL picks it by the type of
+  -- the value read). Each is written with an explicit format, never the session's NLS ones, and
+  -- read back by the PIVOT exactly: a text as a literal DBMS_ASSERT.ENQUOTE_LITERAL checks (its
+  -- `'` doubled, the quotes added here: PL/SQL Packages and Types Reference, DBMS_ASSERT), a
+  -- number in the TM9 format with `.` as its decimal character (SQL Language Reference,
+  -- "Number Format Models" and TO_CHAR (number)), which SQL reads as a numeric literal, a date
+  -- or timestamp as an ANSI TIMESTAMP literal, whose format is fixed ("Datetime Literals"),
+  -- to the second or the nanosecond. The alias is the same text, a quoted name
+  -- DBMS_ASSERT.ENQUOTE_NAME checks.
+  FUNCTION pell_pivot_item(p_value IN VARCHAR2) RETURN VARCHAR2 IS
+  BEGIN
+    RETURN DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_value, '''', '''''') || '''')
+      || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME(p_value, FALSE);
+  END pell_pivot_item;
+
+  FUNCTION pell_pivot_item(p_value IN NUMBER) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''');
+  BEGIN
+    RETURN l_text || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+  END pell_pivot_item;
+
+  FUNCTION pell_pivot_item(p_value IN DATE) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS');
+  BEGIN
+    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+  END pell_pivot_item;
+
+  FUNCTION pell_pivot_item(p_value IN TIMESTAMP) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9');
+  BEGIN
+    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+  END pell_pivot_item;
+
+  FUNCTION pell_pivot_item(p_value IN TIMESTAMP WITH TIME ZONE) RETURN VARCHAR2 IS
+    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM');
+  BEGIN
+    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+  END pell_pivot_item;
+
   FUNCTION open_orders(p_tname IN VARCHAR2, p_st IN VARCHAR2) RETURN SYS_REFCURSOR IS
     l_pell_cursor SYS_REFCURSOR;
   BEGIN
@@ -188,7 +228,7 @@ CREATE OR REPLACE PACKAGE BODY shop.dyncur AS
         select product, region, sales from pivot_orders where sales > p_lo
       ) WHERE region IS NOT NULL ORDER BY region
     ) LOOP
-      l_pivot_columns := l_pivot_columns || CASE WHEN l_pivot_columns IS NOT NULL THEN ', ' END || DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(r_pivot_value.region, '''', '''''') || '''') || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME(r_pivot_value.region, FALSE);
+      l_pivot_columns := l_pivot_columns || CASE WHEN l_pivot_columns IS NOT NULL THEN ', ' END || pell_pivot_item(r_pivot_value.region);
     END LOOP;
     OPEN l_pell_cursor FOR
       CASE WHEN l_pivot_columns IS NULL THEN 'SELECT product FROM (' || 'select product, region, sales from pivot_orders where sales > :1' || ') WHERE 1 = 0'

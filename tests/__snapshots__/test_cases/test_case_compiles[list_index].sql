@@ -10,9 +10,9 @@ END list_index;
 /
 
 CREATE OR REPLACE PACKAGE BODY list_index AS
-  -- a number where an int is wanted (json::into of an `int` field, a `number` list index): the
-  -- number when it is whole; a fraction raises VALUE_ERROR, where the NUMBER(38) field or the
-  -- PLS_INTEGER subscript would round it silently
+  -- a number where an int is wanted (json::into of an `int` field, an `int` of a jq! row, a
+  -- `number` list index): the number when it is whole; a fraction raises VALUE_ERROR, where
+  -- NUMBER(38) or the PLS_INTEGER subscript would round it silently
   FUNCTION pell_whole(p_value IN NUMBER) RETURN NUMBER IS
   BEGIN
     IF p_value <> TRUNC(p_value) THEN
