@@ -798,7 +798,7 @@ def test_a_condition_that_needs_a_query_runs_it_where_the_condition_is_tested(ds
             connection.execute("select drain.pick(false)")
 
 
-# The example up to its claim (its `transaction { }` block is not lowered for postgres yet).
+# The example up to its claim (the rest writes Oracle SQL: `systimestamp`).
 JOB_QUEUE = (Path(__file__).parent.parent / "examples" / "job_queue.pell").read_text("utf-8")
 CLAIM = JOB_QUEUE[: JOB_QUEUE.index("pub fn finish")]
 JOBS_SETUP = """

@@ -17,6 +17,7 @@ from pell.compiler import CompileResult
 from pell.postgres import PgModule
 from pell.verify import program_module, verify
 from pell.verify.interpreter import Program, Run
+from pell.verify.model import Failure
 
 ROOT = Path(__file__).parent.parent
 SHOP = ROOT / "tests" / "verify" / "shop_postgres.pell"
@@ -294,3 +295,94 @@ def test_the_retried_sqlstates_are_appendix_as(on: str) -> None:
     # the verifier: what its model takes the policy to retry
     assert subprogram.retry is not None
     assert postgres_retried(subprogram.retry) == expected
+
+
+# ---- `transaction { }` and `@autonomous` (issue 28): the model runs the forms the target
+# prints, and finds them broken where PostgreSQL would
+
+PARITY = """module parity;
+
+@autonomous
+pub fn note(msg: text) {
+    sql! { insert into notes (msg) values (:msg) };
+}
+
+pub fn book(id: number) {
+    sql! { insert into lines (id) values (:id) };
+    transaction {
+        sql! { insert into lines (id) values (:id + 1) };
+    }
+    transaction {
+        sql! { insert into lines (id) values (:id + 2) };
+    }
+}
+
+@retry(n = 3, backoff = 1)
+pub fn retried(id: number) {
+    note("try");
+    sql! { update lines set id = :id where id = 0 };
+}
+"""
+
+
+def parity() -> CompileResult:
+    result = compile_source(PARITY, "parity.pell", "postgres")
+    assert isinstance(result.lowered, PgModule), [d.message for d in result.diagnostics]
+    return result
+
+
+def test_a_transaction_block_commits_in_its_procedure_and_an_autonomous_commit_stays() -> None:
+    report = verify([parity()])
+    # book()'s COMMIT is where PostgreSQL allows one: no finding; what note() committed on
+    # its own is not undone when retried()'s attempt fails, and the next attempt does it again
+    assert findings(report) == [("verify-repeated-effect", "5:5")]
+    assert "committed on its own" in report.findings[0].message
+    assert {v.fn for v in report.verdicts} == {"book", "retried"}
+
+
+def test_the_autonomous_session_commits_its_work_whatever_the_caller_does() -> None:
+    result = parity()
+    module = program_module(result)
+    program = Program([module], postgres=True)
+    failure = Failure("23505 unique_violation", sqlstate="23505", never_retry=True)
+    # retried(): site 0 the call of note, site 1 its insert, site 2 retried's update
+    run = Run(program, {1: (2, failure)}, [])
+    run.call_top(module, module.subprograms["retried"], opened=True)
+    log = [text.strip() for text, _ in run.log]
+    assert "the autonomous session commits insert into notes (#1)" in log
+    assert [e.what for e in run.session.permanent] == ["insert into notes"]
+    assert [e.what for e in run.session.live()] == []  # the caller's work is all undone
+
+
+def _commit_under_a_handler(result: CompileResult) -> None:
+    """book()'s second transaction block lowered as Oracle's, in a block with a handler (seen
+    only when book() runs as the client must call it, in a transaction of its own: in the
+    client's, its first COMMIT is refused, and the call ends there)."""
+    book = tree(result, "book")
+    block = [s for s in book.body if isinstance(s, plsql.Block)][-1]
+    block.handlers = [plsql.Handler([plsql.OTHERS], [plsql.Raise(origin=block.origin)])]
+
+
+def _book_as_a_function(result: CompileResult) -> None:
+    """book() lowered as a FUNCTION, which cannot COMMIT."""
+    tree(result, "book").transaction_control = False
+
+
+def _autonomous_in_the_callers_session(result: CompileResult) -> None:
+    """note() run in its caller's transaction: its insert is undone with each attempt."""
+    tree(result, "note").autonomous = False
+
+
+def test_planted_transaction_defects_are_found() -> None:
+    result = parity()
+    _commit_under_a_handler(result)
+    assert_found(verify([result]), ("verify-transaction-control", "13:5"), "inside a block")
+    result = parity()
+    _book_as_a_function(result)
+    assert_found(verify([result]), ("verify-transaction-control", "10:5"), "in a FUNCTION")
+
+
+def test_an_autonomous_fn_run_in_the_callers_session_repeats_nothing() -> None:
+    result = parity()
+    _autonomous_in_the_callers_session(result)
+    assert findings(verify([result])) == []

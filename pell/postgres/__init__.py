@@ -15,11 +15,12 @@ from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.ut import suite_annotation
+from pell.codegen.expressions import quote_text
 from pell.diagnostics import Diagnostic
 from pell.postgres.aggregates import aggregate_ddl
 from pell.postgres.json_lowering import json_helper
 from pell.postgres.lower import PgFnLowerer, Unsupported
-from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
+from pell.postgres.names import MAX_IDENTIFIER_BYTES, Commits, fn_name, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER
 from pell.records import record
 
@@ -72,18 +73,21 @@ def _record_order(checked: CheckedModule) -> list[str]:
 _MODES = {"in": "", "out": "OUT ", "inout": "INOUT "}
 
 
-def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
+def _signature(
+    fn: FnInfo, checked: CheckedModule, schema: str, procedure: bool, name: str = ""
+) -> str:
+    name = name or fn_name(fn.decl.name)
     params = ", ".join(
         f"{_MODES[p.decl.mode]}{naming.param_name(p.decl.name)} {sql_type(p.type, checked)}"
         for p in fn.params
     )
-    if is_procedure(fn):
+    if procedure:
         # a PROCEDURE: only a procedure may COMMIT, and its CALL assigns OUT and INOUT
         # parameters back; a value is one more OUT parameter
         if fn.is_function:
             result = f"OUT {RESULT_PARAMETER} {sql_type(fn.returns, checked)}"
             params = f"{params}, {result}" if params else result
-        return f"PROCEDURE {schema}.{fn_name(fn.decl.name)}({params})"
+        return f"PROCEDURE {schema}.{name}({params})"
     if fn.pipelined:
         assert isinstance(fn.returns, t.ListType)
         returns = f"SETOF {sql_type(fn.returns.element, checked)}"
@@ -91,7 +95,7 @@ def _signature(fn: FnInfo, checked: CheckedModule, schema: str) -> str:
         returns = sql_type(fn.returns, checked)
     else:
         returns = "void"
-    return f"FUNCTION {schema}.{fn_name(fn.decl.name)}({params}) RETURNS {returns}"
+    return f"FUNCTION {schema}.{name}({params}) RETURNS {returns}"
 
 
 def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, list[Diagnostic]]:
@@ -115,19 +119,32 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     functions: list[str] = []
     subprograms: list[plsql.Subprogram] = []
     helpers: set[str] = set()
+    commits = Commits()
     for name, fn in checked.fns.items():
         try:
-            lowerer = PgFnLowerer(checked, fn, checked.analyses[name], schema)
+            lowerer = PgFnLowerer(checked, fn, checked.analyses[name], schema, commits)
             body, tree = lowerer.lower_fn()
             helpers |= lowerer.helpers
+            autonomous = _autonomous(fn, checked, schema)
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
+        if autonomous is not None:
+            # the body is a function of its own, which the fn runs in a session of its own
+            body_name, wrapper = autonomous
+            quote = next(q for q in _dollar_quotes() if q not in body)
+            functions.append(
+                f"CREATE OR REPLACE {_signature(fn, checked, schema, False, body_name)}\n"
+                f"LANGUAGE plpgsql AS {quote}\n{body}\n{quote};"
+            )
+            body = wrapper
+            tree.autonomous = True
+            tree.transaction_control = False  # the body runs as a FUNCTION there
         deterministic = any(a.name == "deterministic" for a in fn.decl.annotations)
         # a procedure takes no volatility
-        volatility = " IMMUTABLE" if deterministic and not is_procedure(fn) else ""
+        volatility = " IMMUTABLE" if deterministic and not lowerer.procedure else ""
         # @parallel(...) with a partition is refused by the checker (pell.checker.parallel)
-        if fn.parallel_clause and not is_procedure(fn):
+        if fn.parallel_clause and not lowerer.procedure:
             # "PARALLEL SAFE indicates that the function is safe to run in parallel mode
             # without restriction" (PostgreSQL, CREATE FUNCTION): Oracle's PARALLEL_ENABLE
             volatility += " PARALLEL SAFE"
@@ -135,7 +152,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         quote = next(q for q in _dollar_quotes() if q not in body)
         subprograms.append(tree)
         functions.append(
-            f"CREATE OR REPLACE {_signature(fn, checked, schema)}\n"
+            f"CREATE OR REPLACE {_signature(fn, checked, schema, lowerer.procedure)}\n"
             f"LANGUAGE plpgsql{volatility} AS {quote}\n{body}\n{quote};"
         )
     aggregates: list[str] = []
@@ -150,6 +167,8 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     if diagnostics:
         return None, diagnostics
     parts = [header, f"CREATE SCHEMA IF NOT EXISTS {schema};"]
+    if any(_is_autonomous(fn) for fn in checked.fns.values()):
+        parts.append(_CREATE_DBLINK)
     for name in _record_order(checked):
         parts += _record_ddl(checked, schema, name)
     parts += [json_helper(schema, helper) for helper in sorted(helpers)]
@@ -175,6 +194,57 @@ def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         return None, [_unsupported(problem.what, problem.span)]
     quote = next(q for q in _dollar_quotes() if q not in body)
     return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,)), []
+
+
+def _is_autonomous(fn: FnInfo) -> bool:
+    return any(a.name == "autonomous" for a in fn.decl.annotations)
+
+
+def _autonomous(fn: FnInfo, checked: CheckedModule, schema: str) -> tuple[str, str] | None:
+    """An `@autonomous` fn: the name of the function its body is, and the fn's own body, which
+    runs that function in a connection of its own to the same database, through dblink
+    (`pell_runtime.autonomous`): the work done there commits when that statement ends, or is
+    rolled back when it fails, whatever the caller's transaction does later, as an
+    autonomous transaction's (docs/postgres.md, "@autonomous"). Its arguments go as SQL
+    literals of their text, read back there in the caller's DateStyle and IntervalStyle;
+    its value comes back as text, cast to its type here."""
+    if not _is_autonomous(fn):
+        return None
+    span = fn.decl.name_span
+    if fn.pipelined or isinstance(fn.returns, t.CursorType):
+        raise Unsupported("an `@autonomous` fn that returns rows or a cursor", span)
+    for param in fn.params:
+        if param.decl.mode != "in":
+            raise Unsupported("an `@autonomous` fn with `out` or `inout` parameters", span)
+        if isinstance(param.type, t.CursorType | t.SqlValue | t.TableRow):
+            # a cursor is the caller's session's; a column's type has no name to cast to
+            raise Unsupported(f"an `@autonomous` fn's parameter of type `{param.type}`", span)
+    body_name = f"pell_autonomous_{fn_name(fn.decl.name)}"
+    if len(body_name) > MAX_IDENTIFIER_BYTES:
+        raise Unsupported("an `@autonomous` fn with a name this long", span)
+    casts = ", ".join(f"%L::{sql_type(p.type, checked)}" for p in fn.params)
+    statement = quote_text(f"SELECT CAST({schema}.{body_name}({casts}) AS text)")
+    arguments = "".join(f", {naming.param_name(p.decl.name)}" for p in fn.params)
+    run = f"pell_runtime.autonomous(format({statement}{arguments}))"
+    if fn.is_function:
+        line = f"RETURN CAST({run} AS {sql_type(fn.returns, checked)});"
+    else:
+        line = f"PERFORM {run};"
+    return body_name, f"BEGIN\n  {line}\nEND;"
+
+
+# A module with `@autonomous` fns needs dblink (F.12 "dblink"), which is an extension of
+# PostgreSQL's contrib modules: CREATE EXTENSION wants a superuser (it is not "trusted").
+_CREATE_DBLINK = """DO $pell$
+BEGIN
+  CREATE EXTENSION IF NOT EXISTS dblink;
+EXCEPTION
+  WHEN OTHERS THEN
+    RAISE EXCEPTION 'the @autonomous fns of this module need the dblink extension: %', SQLERRM
+      USING HINT = 'docs/postgres.md, "@autonomous": a superuser runs CREATE EXTENSION dblink; '
+        'the server needs PostgreSQL''s contrib modules';
+END;
+$pell$;"""
 
 
 # Where an aggregate's functions' dollar quote goes, until one is chosen that its text lacks
@@ -205,7 +275,7 @@ def sqlstate(code: int) -> str:
 def runtime_sql(errors: list[tuple[str, int]], header: str) -> str:
     """The `pell_runtime` schema: one function per Pell error returning its SQLSTATE, so module
     code names errors, never numbers (as the Oracle runtime's constants do)."""
-    parts = [header, "CREATE SCHEMA IF NOT EXISTS pell_runtime;"]
+    parts = [header, "CREATE SCHEMA IF NOT EXISTS pell_runtime;", *_AUTONOMOUS_RUNTIME]
     for exception, code in errors:
         parts.append(
             f"CREATE OR REPLACE FUNCTION pell_runtime.{exception}() RETURNS text\n"
@@ -213,3 +283,76 @@ def runtime_sql(errors: list[tuple[str, int]], header: str) -> str:
         )
     return "\n\n".join(parts) + "\n"
 
+
+# `@autonomous` (docs/postgres.md): a statement run in a connection of its own to the same
+# database, through dblink, found wherever CREATE EXTENSION put it. A statement dblink runs is
+# a transaction of its own there, committed when it ends; the settings that decide how the
+# arguments' text reads (search_path too, for the body's SQL) are the caller's. The connection
+# is the foreign server `pell_autonomous` when there is one (dblink takes a server's name for
+# a connection string; its user mapping holds the password a non-superuser needs), else this
+# server's own socket, database and user (F.12 "dblink": "Only superusers may use dblink_connect
+# to create non-password-authenticated connections").
+_AUTONOMOUS_RUNTIME = (
+    r"""CREATE OR REPLACE FUNCTION pell_runtime.conninfo_value(value text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $pell$
+SELECT '''' || replace(replace(value, '\', '\\'), '''', '\''') || ''''
+$pell$;""",
+    """CREATE OR REPLACE FUNCTION pell_runtime.autonomous_connection() RETURNS text
+LANGUAGE plpgsql STABLE AS $pell$
+BEGIN
+  IF EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'pell_autonomous') THEN
+    RETURN 'pell_autonomous';
+  END IF;
+  IF NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    RAISE EXCEPTION USING
+      ERRCODE = 'insufficient_privilege',
+      MESSAGE = 'an @autonomous fn called by a role that is no superuser needs the foreign '
+        'server pell_autonomous, whose user mapping holds the password dblink asks for',
+      HINT = 'docs/postgres.md, "@autonomous"';
+  END IF;
+  RETURN concat_ws(' ',
+    'dbname=' || pell_runtime.conninfo_value(current_database()),
+    'user=' || pell_runtime.conninfo_value(current_user),
+    'port=' || current_setting('port'),
+    'host=' || pell_runtime.conninfo_value(coalesce(
+      nullif(trim(split_part(current_setting('unix_socket_directories'), ',', 1)), ''),
+      'localhost')));
+END;
+$pell$;""",
+    """CREATE OR REPLACE FUNCTION pell_runtime.autonomous(statement text) RETURNS text
+LANGUAGE plpgsql AS $pell$
+DECLARE
+  l_schema name;
+  l_value text;
+BEGIN
+  SELECT n.nspname INTO l_schema
+    FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+   WHERE e.extname = 'dblink';
+  IF l_schema IS NULL THEN
+    RAISE EXCEPTION USING
+      ERRCODE = 'feature_not_supported',
+      MESSAGE = 'an @autonomous fn needs the dblink extension, which this database lacks',
+      HINT = 'docs/postgres.md, "@autonomous": a superuser runs CREATE EXTENSION dblink';
+  END IF;
+  EXECUTE format('SELECT %I.dblink_connect($1, $2)', l_schema)
+    USING 'pell_autonomous', pell_runtime.autonomous_connection();
+  BEGIN
+    EXECUTE format('SELECT count(*) FROM %I.dblink($1, $2) AS r(a text, b text, c text)', l_schema)
+      USING 'pell_autonomous', format(
+        'SELECT set_config(''search_path'', %L, false), set_config(''DateStyle'', %L, false), '
+        'set_config(''IntervalStyle'', %L, false)',
+        current_setting('search_path'), current_setting('DateStyle'),
+        current_setting('IntervalStyle'));
+    EXECUTE format('SELECT r.v FROM %I.dblink($1, $2) AS r(v text)', l_schema)
+      INTO l_value
+      USING 'pell_autonomous', statement;
+  EXCEPTION
+    WHEN OTHERS THEN
+      EXECUTE format('SELECT %I.dblink_disconnect($1)', l_schema) USING 'pell_autonomous';
+      RAISE;
+  END;
+  EXECUTE format('SELECT %I.dblink_disconnect($1)', l_schema) USING 'pell_autonomous';
+  RETURN l_value;
+END;
+$pell$;""",
+)

@@ -33,7 +33,7 @@ from pell.codegen.text_forms import (
     text_form,
 )
 from pell.postgres import builtins, jq_lowering, json_lowering
-from pell.postgres.names import fn_name, is_procedure, schema_of, sql_type
+from pell.postgres.names import Commits, callee_of, fn_name, is_procedure, schema_of, sql_type
 from pell.postgres.retry import RESULT_PARAMETER, lower_retry
 from pell.precedence import (
     ADDITIVE,
@@ -49,9 +49,21 @@ from pell.precedence import (
 
 INDENT = "  "
 StmtT = TypeVar("StmtT", bound=plsql.Stmt)
-# `print(x)` is a NOTICE: the verifier knows it by the call Pell wrote, a message no rollback
-# takes back
-PRINT_CALL = ("dbms_output", "put_line")
+# The Oracle packages' procedures (pell/stubs) with a faithful PostgreSQL statement; a call of
+# any other is `unsupported` (docs/postgres.md, "Oracle packages"). The verifier knows each by
+# the call Pell wrote (pell.verify.interpreter: DBMS_OUTPUT's is output no rollback takes back,
+# a sleep changes nothing).
+PACKAGE_STATEMENTS: dict[tuple[str, ...], str] = {
+    # `print(x)` (ast_builder.PRINT_CALL): a NOTICE, PostgreSQL's message to the client
+    ("dbms_output", "put_line"): "RAISE NOTICE '%', {}",
+    # SLEEP "suspends the session for a specified duration", in seconds, "where the smallest
+    # increment is a hundredth of a second" (Oracle TimesTen PL/SQL Packages Reference 22.1,
+    # DBMS_LOCK, SLEEP Procedure; the Oracle target's retry sleeps by DBMS_SESSION.SLEEP or
+    # DBMS_LOCK.SLEEP alike, pell/codegen/retry_loop.py), as pg_sleep makes the session sleep
+    # for a number of seconds, fractions too (PostgreSQL 15 docs, 9.9.6 "Delaying Execution")
+    ("dbms_lock", "sleep"): "PERFORM pg_sleep({})",
+    ("dbms_session", "sleep"): "PERFORM pg_sleep({})",
+}
 NO_DATA_FOUND = plsql.ExceptionName("no_data_found", sqlstate="P0002")
 
 
@@ -66,10 +78,18 @@ class Unsupported(Exception):
 
 class PgFnLowerer:
     def __init__(
-        self, checked: CheckedModule, fn: FnInfo, analysis: FnAnalysis, schema: str
+        self,
+        checked: CheckedModule,
+        fn: FnInfo,
+        analysis: FnAnalysis,
+        schema: str,
+        commits: Commits | None = None,
     ) -> None:
         self.checked = checked
         self.fn = fn
+        # which fns end their transaction (a PROCEDURE, as each of their callers)
+        self.commits = commits if commits is not None else Commits()
+        self.procedure = is_procedure(fn, self.commits(fn, checked))
         self.analysis = analysis
         self.schema = schema
         self.out: list[plsql.Stmt] = []  # where `emit` appends: the statement list being built
@@ -88,6 +108,11 @@ class PgFnLowerer:
         self.open_cursors: list[str] = []
         # the module's helper functions the lowering calls (pell.postgres.json_lowering.HELPERS)
         self.helpers: set[str] = set()
+        # the loops around the statement being lowered, and the loop depth at which each
+        # `transaction { }` around it began: a `break` or `continue` of a loop outside the
+        # block leaves the block, and commits first (as a `return` does)
+        self.loop_depth = 0
+        self.transactions: list[int] = []
 
     # -- building the tree
 
@@ -165,10 +190,10 @@ class PgFnLowerer:
         """The function's text between its dollar quotes, and its tree for the verifier."""
         decl = self.fn.decl
         names = {a.name for a in decl.annotations}
-        for annotation in ("autonomous", "result_cache", "udf"):
+        for annotation in ("result_cache", "udf"):
             if annotation in names:
                 raise self.unsupported(f"@{annotation}", decl.name_span)
-        if is_procedure(self.fn) and self.fn.is_function:
+        if self.procedure and self.fn.is_function:
             # a procedure's value is its OUT parameter: `return v` sets it
             self.returns_into = RESULT_PARAMETER
         for symbol in self.analysis.locals:
@@ -200,7 +225,8 @@ class PgFnLowerer:
             [plsql.Variable(d) for d in self.declarations],
             statements,
             retry=self.fn.retry,
-            transaction_control=is_procedure(self.fn),
+            # a DO block (a script) may end its transaction, as a procedure may (43.8)
+            transaction_control=self.procedure or decl.name == ast.SCRIPT_FN,
             origin=decl.name_span.start,
         )
         return text, subprogram
@@ -433,19 +459,35 @@ class PgFnLowerer:
             target = self.lower(expr.target)
             self.emit(plsql.Assign(target, f"array_append({target}, {self.lower(expr.args[0])})"))
             return
-        if isinstance(expr, ast.Call) and expr.callee.path == PRINT_CALL:
-            # `print(x)`: a NOTICE, PostgreSQL's message to the client
-            value = self.lower(expr.args[0])
-            self.calls.append(PRINT_CALL)
-            self.emit(plsql.Exec(f"RAISE NOTICE '%', {value}"))
+        if isinstance(expr, ast.Call) and (form := self.package_statement(expr)) is not None:
+            # the verifier knows the call by its package: output, or the session's own state
+            self.calls.append(expr.callee.path)
+            self.emit(plsql.Exec(form))
             return
         if isinstance(expr, ast.Wrap) and expr.kind == "Err":
             self.emit(self.raise_statement(expr))
             return
-        if isinstance(expr, ast.Call) and (called := self.callee(expr)) and is_procedure(called):
+        if isinstance(expr, ast.Call) and self.calls_procedure(expr):
             self.lower(expr)  # writes the CALL
             return
         self.emit(plsql.Exec(f"PERFORM {self.lower(expr)}"))
+
+    def package_statement(self, expr: ast.Call) -> str | None:
+        """A call of an Oracle package's procedure that has a PostgreSQL form of its own
+        (PACKAGE_STATEMENTS), as that statement; None for any other call."""
+        path = expr.callee.path
+        foreign = self.checked.imports.find(path[0]) if len(path) == 2 else None
+        if foreign is None or not foreign.is_stub:
+            return None
+        # the package as its stub names it, whatever alias the call writes
+        form = PACKAGE_STATEMENTS.get(
+            tuple(part.lower() for part in (*foreign.module.path, path[1]))
+        )
+        if form is None:
+            return None
+        # each of them takes one argument, given by position or by name
+        arguments = [*expr.args, *(keyword.value for keyword in expr.keywords)]
+        return form.format(self.lower(arguments[0]))
 
     def stmt_if(
         self,
@@ -475,7 +517,7 @@ class PgFnLowerer:
 
     def stmt_while(self, stmt: ast.While) -> None:
         prelude, condition = self.condition(stmt.condition)
-        body = self.nested(stmt.body)
+        body = self.loop_body(stmt.body)
         if prelude:
             # a condition that needs a query first is tested at the top of each pass
             test = self.at(plsql.ExitWhen(condition))
@@ -522,7 +564,7 @@ class PgFnLowerer:
             # a cursor FOR loop needs its variable declared, as `record`
             self.declarations.append(f"{variable.plsql} record;")
             query = self.at(self.sql(chain[0], self.sql_text(chain[0])))
-            self.emit(plsql.CursorLoop(variable.plsql, query, self.nested(stmt.body)))
+            self.emit(plsql.CursorLoop(variable.plsql, query, self.loop_body(stmt.body)))
             return
         elif isinstance(self.type_of(source), t.ListType):
             # FOREACH raises "FOREACH expression must not be null": a NULL array (a SQL
@@ -551,7 +593,7 @@ class PgFnLowerer:
             else:
                 first = [self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}")), done]
             self.open_cursors.append(cursor)
-            body = self.nested(stmt.body)
+            body = self.loop_body(stmt.body)
             self.open_cursors.pop()
             self.emit(plsql.Loop("", [*first, *body]))
             self.emit(plsql.Exec(f"CLOSE {cursor}"))
@@ -559,13 +601,28 @@ class PgFnLowerer:
         else:
             raise self.unsupported("a `for` over this source", source.span)
         calls = self.take_calls()  # the head's
-        self.emit(plsql.Loop(head, self.nested(stmt.body), calls))
+        self.emit(plsql.Loop(head, self.loop_body(stmt.body), calls))
+
+    def loop_body(self, body: ast.Block) -> list[plsql.Stmt]:
+        self.loop_depth += 1
+        try:
+            return self.nested(body)
+        finally:
+            self.loop_depth -= 1
 
     def stmt_break(self, stmt: ast.Break) -> None:
+        self.commit_leaving(loop=True)
         self.emit(plsql.Exit())
 
     def stmt_continue(self, stmt: ast.Continue) -> None:
+        self.commit_leaving(loop=True)
         self.emit(plsql.Continue())
+
+    def commit_leaving(self, loop: bool) -> None:
+        """Before a `return` (or a `break` or `continue` of a loop around the block) leaves a
+        `transaction { }` block: its COMMIT, as when the body ends."""
+        if self.transactions and (not loop or self.transactions[-1] == self.loop_depth):
+            self.emit(plsql.Commit())
 
     def stmt_return(self, stmt: ast.Return) -> None:
         value = unwrap_value(stmt.value) if stmt.value is not None else None
@@ -576,6 +633,7 @@ class PgFnLowerer:
             # as after the loop: the caller's cursor is not left open, half read (Oracle's
             # lowering closes it so too)
             self.emit(plsql.Exec(f"CLOSE {cursor}"))
+        self.commit_leaving(loop=False)
         if self.returns_into and value is not None and not isinstance(value, ast.UnitLit):
             self.store(self.returns_into, value, self.fn.returns)
         if self.return_exit:
@@ -603,7 +661,40 @@ class PgFnLowerer:
         self.emit(plsql.PipeRow(self.lower(unwrap_value(stmt.value))))
 
     def stmt_transaction(self, stmt: ast.Transaction) -> None:
-        raise self.unsupported("a `transaction { }` block", stmt.span)
+        """The body, then COMMIT (before a `return`, `break` or `continue` that leaves it too),
+        in a PROCEDURE (`pell.postgres.names.Commits`). No savepoint and no handler: a block
+        with an EXCEPTION clause could not COMMIT ("A transaction cannot be ended inside a
+        block with exception handlers", PostgreSQL 15 docs, 43.8 "Transaction Management"),
+        and none is needed: Pell catches no error, and nothing a PROCEDURE that commits runs
+        under may catch one (43.8 again: no function and no handler block between it and the
+        client's CALL), so an error goes to the client, and the transaction it aborts takes
+        the block's work with it, and also what the caller did since its last COMMIT
+        (docs/postgres.md, "Transactions")."""
+        self.refuse_commit("a `transaction { }` block", stmt.span)
+        self.transactions.append(self.loop_depth)
+        try:
+            body = self.nested(stmt.body)
+        finally:
+            self.transactions.pop()
+        if falls_through(stmt.body.stmts):
+            body.append(self.at(plsql.Commit()))
+        self.emit(plsql.Block(body))
+
+    def refuse_commit(self, what: str, span: ast.Span) -> None:
+        """`what` commits: refused where PostgreSQL ends no transaction."""
+        decl = self.fn.decl
+        where = ""
+        if any(a.name == "autonomous" for a in decl.annotations):
+            where = "an `@autonomous` fn (its body runs as a FUNCTION, in a session of its own)"
+        elif self.fn.is_function:
+            where = "a fn that returns a value (a FUNCTION, which cannot COMMIT)"
+        elif decl.finally_body is not None:
+            where = (
+                "a fn with `finally` (its body is a block with an exception handler, inside "
+                "which PostgreSQL ends no transaction)"
+            )
+        if where:
+            raise self.unsupported(f"{what} in {where}", span)
 
     # -- errors
 
@@ -876,12 +967,17 @@ class PgFnLowerer:
                 "client's CALL can run)",
                 expr.callee.span,
             )
+        if self.commits_call(expr):
+            self.refuse_commit(
+                f"a call of `{expr.callee.text}`, which commits (a `transaction {{ }}` block),",
+                expr.callee.span,
+            )
         lowered = [text for text, _ in args]
         lowered += [
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
         ]
         self.calls.append(path)
-        if target is not None and is_procedure(target):
+        if target is not None and self.calls_procedure(expr):
             # CALL assigns OUT and INOUT arguments back; a value comes in one more variable
             holder = ""
             if target.is_function:
@@ -890,6 +986,16 @@ class PgFnLowerer:
             self.emit(plsql.Exec(f"CALL {callee}({', '.join(lowered)})"))
             return holder, ATOM
         return f"{callee}({', '.join(lowered)})", ATOM
+
+    def commits_call(self, expr: ast.Call) -> bool:
+        """Does the Pell fn `expr` calls end its transaction (`Commits`)?"""
+        called = callee_of(expr.callee.path, self.checked)
+        return called is not None and self.commits(*called)
+
+    def calls_procedure(self, expr: ast.Call) -> bool:
+        """Is the Pell fn `expr` calls a PROCEDURE (called by CALL)?"""
+        called = self.callee(expr)
+        return called is not None and is_procedure(called, self.commits_call(expr))
 
     def builtin_args(
         self, plsql: str, args: Sequence[ast.Expr]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pell import naming
+from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 
@@ -67,10 +67,76 @@ def sql_type(type_: t.Type, checked: CheckedModule) -> str:
     raise ValueError(f"no PostgreSQL type for `{type_}`")
 
 
-def is_procedure(fn: FnInfo) -> bool:
-    """A fn PostgreSQL makes a PROCEDURE: one that commits (transaction-scoped retry), or one
-    with `out`/`inout` parameters, which a procedure's CALL assigns back to the caller's
+def is_procedure(fn: FnInfo, commits: bool = False) -> bool:
+    """A fn PostgreSQL makes a PROCEDURE: one that commits (transaction-scoped retry, or
+    `commits`: a `transaction { }` block, itself or in a fn it calls), or one with
+    `out`/`inout` parameters, which a procedure's CALL assigns back to the caller's
     variables (a function would return them as a row instead)."""
-    if fn.retry is not None and fn.retry.scope == "transaction":
+    if commits or (fn.retry is not None and fn.retry.scope == "transaction"):
         return True
     return any(p.decl.mode != "in" for p in fn.params)
+
+
+class Commits:
+    """Which fns end their transaction on PostgreSQL through a `transaction { }` block: one in
+    their own body (or `finally`), or in a fn of the project they call, at any depth. Only a
+    PROCEDURE may COMMIT, and only under CALLs from the top: "if the call stack is CALL
+    proc1() -> SELECT func2() -> CALL proc3(), then the last procedure cannot do transaction
+    control" (PostgreSQL 15 docs, 43.8 "Transaction Management"), so each of those callers
+    is a PROCEDURE too. An `@autonomous` fn commits in a session of its own, not its
+    caller's; a transaction-scoped retried fn is called by no Pell fn (its calls are
+    `unsupported`)."""
+
+    def __init__(self) -> None:
+        self.known: dict[tuple[tuple[str, ...], str], bool] = {}
+        self.visiting: set[tuple[tuple[str, ...], str]] = set()
+
+    def __call__(self, fn: FnInfo, checked: CheckedModule) -> bool:
+        key = (checked.module.path, fn.decl.name)
+        if key in self.known:
+            return self.known[key]
+        if key in self.visiting:
+            return False  # a recursive call: what the fn commits, its first visit finds
+        self.visiting.add(key)
+        try:
+            found = self.find(fn, checked)
+        finally:
+            self.visiting.discard(key)
+        # a "no" found while a caller was being visited may have missed what that caller
+        # commits further on: only the outermost question's "no" is final
+        if found or not self.visiting:
+            self.known[key] = found
+        return found
+
+    def find(self, fn: FnInfo, checked: CheckedModule) -> bool:
+        if any(a.name == "autonomous" for a in fn.decl.annotations):
+            return False
+        bodies = [fn.decl.body] if fn.decl.finally_body is None else [
+            fn.decl.body,
+            fn.decl.finally_body,
+        ]
+        nodes = [node for body in bodies for node in ast.walk(body)]
+        if any(isinstance(node, ast.Transaction) for node in nodes):
+            return True
+        for node in nodes:
+            if isinstance(node, ast.Call):
+                called = callee_of(node.callee.path, checked)
+                if called is not None and self(*called):
+                    return True
+        return False
+
+
+def callee_of(
+    path: tuple[str, ...], checked: CheckedModule
+) -> tuple[FnInfo, CheckedModule] | None:
+    """The Pell fn a call names, with the module it is declared in; None for a built-in or an
+    Oracle package's (a stub's)."""
+    if len(path) == 1:
+        fn = checked.fns.get(path[0])
+        return (fn, checked) if fn is not None else None
+    foreign = checked.imports.find(path[0]) if len(path) == 2 else None
+    if foreign is None or foreign.is_stub:
+        return None
+    owner = foreign.declared()
+    fn = owner.fns.get(path[1])
+    return (fn, owner) if fn is not None else None

@@ -284,14 +284,18 @@ class Run:
             self.autonomous_calls.add(frame.call_id)
             self.session.begin_autonomous()
         raised: Failure | None = None
+        failed = False
         try:
             try:
                 self.block(plsql.Block(subprogram.body, subprogram.handlers), frame)
             except ReturnSignal:
                 pass
+            except PlsqlError:
+                failed = True
+                raise
             finally:
                 if subprogram.autonomous:
-                    self.model(self.session.end_autonomous, (module.path, subprogram.origin))
+                    self.end_autonomous(module, subprogram, failed)
         except PlsqlError as error:
             raised = error.failure
             raise
@@ -300,6 +304,15 @@ class Run:
             self.final[frame.call_id] = (frame.phase, raised is None)
             if frame.policy is not None:
                 check_call(self, frame, raised)
+
+    def end_autonomous(
+        self, module: ProgramModule, subprogram: plsql.Subprogram, failed: bool
+    ) -> None:
+        at = (module.path, subprogram.origin)
+        ended = self.model(lambda: self.session.end_autonomous(failed), at)
+        if self.session.postgres:
+            how = "rolls back" if failed else "commits"
+            self.note(f"the autonomous session {how} {self.effects(ended)}", at)
 
     # -- statements
 

@@ -161,14 +161,21 @@ class Session:
         # An autonomous routine runs in a transaction of its own [8].
         self.stack.append(Transaction())
 
-    def end_autonomous(self) -> None:
+    def end_autonomous(self, failed: bool = False) -> list[Effect]:
         """Leave an autonomous routine: work neither committed nor rolled back is ORA-06519
-        [9], and is rolled back."""
+        [9], and is rolled back. PostgreSQL: the routine is a statement dblink runs in a
+        session of its own, a transaction of its own there [P7]: its work is committed when it
+        ends, rolled back when it fails; no rollback of the caller's takes it back."""
         tx = self.stack.pop()
+        if self.postgres:
+            if not failed:
+                self.permanent.extend(tx.work)
+            return tx.work
         if tx.work:
             raise ModelError(
                 Failure("ORA-06519 active autonomous transaction detected and rolled back", -6519)
             )
+        return []
 
     def live(self) -> list[Effect]:
         """Every effect that stands now: uncommitted work of each transaction, and commits."""

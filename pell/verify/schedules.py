@@ -118,7 +118,13 @@ def verify_fn(program: Program, module: ProgramModule, subprogram: plsql.Subprog
     kinds = failure_kinds(policy, module, program.postgres)
     retried = kinds[0]
     attempts = policy.attempts if policy is not None else 1
+    # a transaction of its own: a transaction-scoped retry; on PostgreSQL also a PROCEDURE
+    # with no retry, which is one because it commits (its `transaction { }` blocks, its
+    # callees'): the client must CALL it in a transaction of its own [P5]
     transaction = policy is not None and policy.scope == "transaction"
+    transaction = transaction or (
+        program.postgres and policy is None and subprogram.transaction_control
+    )
     found: dict[tuple[str, tuple[tuple[str, ...], int]], Violation] = {}
     runs = 0
 
