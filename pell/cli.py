@@ -329,6 +329,17 @@ def _parser() -> argparse.ArgumentParser:
         "schedule that shows it; exit 1 on an error finding.",
     )
     verify.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
+    lsp = commands.add_parser(
+        "lsp",
+        help="run the language server (LSP over stdio) for editors",
+        description="Serve the Language Server Protocol on standard input and output: "
+        "diagnostics as you type, hover, go to definition, references, symbols, completion "
+        "and quick fixes (docs/editors.md). Needs pygls: pip install 'pellc[lsp]'. The "
+        "project's `target` setting decides the target.",
+    )
+    # editors' generic clients often start a server with `--stdio`: the only transport here
+    lsp.add_argument("--stdio", action="store_true", help="accepted; stdio is the default")
+    lsp.set_defaults(format="text")  # its diagnostics go to the editor, not to stderr
     return parser
 
 
@@ -912,11 +923,24 @@ def _deploy(args: argparse.Namespace) -> int:
         return EXIT_ERRORS if failed else EXIT_OK
 
 
+def _lsp(args: argparse.Namespace) -> int:
+    try:
+        from pell.lsp import run
+    except ImportError as error:
+        if (error.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
+            raise  # not the missing extra: a bug
+        raise UsageError("pellc lsp needs pygls: pip install 'pellc[lsp]'") from error
+    # main() turns the cycle collector off for a short run; a server runs for hours
+    gc.enable()
+    return run()
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build,
     "check": _check,
     "deploy": _deploy,
     "explain": _explain,
+    "lsp": _lsp,
     "runtime": _runtime,
     "verify": _verify,
 }

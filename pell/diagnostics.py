@@ -210,6 +210,15 @@ class Note:
 
 
 @record
+class Fix:
+    """An edit that resolves a diagnostic by itself: the text at `span` replaced by `text`
+    (`pellc lsp` offers it as a quick fix)."""
+
+    span: Span
+    text: str
+
+
+@record
 class Diagnostic:
     code: str
     message: str
@@ -217,6 +226,7 @@ class Diagnostic:
     hints: tuple[str, ...] = ()
     notes: tuple[Note, ...] = ()
     severity: Severity = field(default=Severity.ERROR)
+    fixes: tuple[Fix, ...] = ()
 
     @staticmethod
     def of(
@@ -225,10 +235,11 @@ class Diagnostic:
         span: Span,
         hints: tuple[str, ...] = (),
         notes: tuple[Note, ...] = (),
+        fixes: tuple[Fix, ...] = (),
     ) -> Diagnostic:
         """A diagnostic with the severity its code has in the registry."""
         severity, _ = CODES[code]
-        return Diagnostic(code, message, span, hints, notes, severity)
+        return Diagnostic(code, message, span, hints, notes, severity, fixes)
 
     @property
     def is_error(self) -> bool:
@@ -247,15 +258,21 @@ Candidates = list[str] | tuple[str, ...] | Callable[[], Iterable[str]]
 def did_you_mean(name: str, candidates: Candidates) -> str:
     """`; did you mean `x`?` when a candidate is close to `name`, else an empty string.
     `candidates` may be a function, called only while suggestions are still offered."""
+    close = closest_name(name, candidates)
+    return f"; did you mean `{close}`?" if close is not None else ""
+
+
+def closest_name(name: str, candidates: Candidates) -> str | None:
+    """The candidate did_you_mean would suggest for `name`, if any (one suggestion spent)."""
     left = suggestions_left.get()
     if left <= 0:
-        return ""
+        return None
     suggestions_left.set(left - 1)
     names = list(candidates() if callable(candidates) else candidates)
     import difflib  # only when a name is not found
 
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    return f"; did you mean `{close[0]}`?" if close else ""
+    return close[0] if close else None
 
 
 def quoted_with_article(name: object) -> str:

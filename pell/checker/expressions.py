@@ -23,7 +23,7 @@ from pell.checker.methods import (
 )
 from pell.checker.model import FnInfo, Symbol
 from pell.checker.sql_typing import SqlChecker, jq_chain, sql_chain
-from pell.diagnostics import Note, did_you_mean, quoted_with_article
+from pell.diagnostics import Fix, Note, closest_name, did_you_mean, quoted_with_article
 
 # PL/SQL's VARCHAR2 holds 32,767 bytes (PL/SQL Language Reference, "Data Types").
 MAX_TEXT_LITERAL_BYTES = 32_767
@@ -375,11 +375,12 @@ class ExpressionChecker(SqlChecker):
                     expr.callee.span,
                 )
                 return t.UNKNOWN
+            close = closest_name(name, lambda: sorted({*self.module.fns, *builtins.BUILTINS}))
             self.error(
                 "unknown-fn",
-                f"unknown fn `{name}`"
-                f"{did_you_mean(name, lambda: sorted({*self.module.fns, *builtins.BUILTINS}))}",
+                f"unknown fn `{name}`" + (f"; did you mean `{close}`?" if close else ""),
                 expr.callee.span,
+                fixes=(Fix(expr.callee.span, close),) if close else (),
             )
             return t.UNKNOWN
         return self.checked_call(expr, fn, name)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from pell import ast, naming
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnAnalysis, FnInfo, Symbol
-from pell.diagnostics import Diagnostic, Note, did_you_mean
+from pell.diagnostics import Diagnostic, Fix, Note, closest_name
 
 if TYPE_CHECKING:
     from pell.checker import TypeResolver
@@ -54,9 +54,17 @@ class BodyScopes:
     # -- helpers
 
     def error(
-        self, code: str, message: str, span: ast.Span, *hints: str, notes: tuple[Note, ...] = ()
+        self,
+        code: str,
+        message: str,
+        span: ast.Span,
+        *hints: str,
+        notes: tuple[Note, ...] = (),
+        fixes: tuple[Fix, ...] = (),
     ) -> None:
-        self.diagnostics.append(Diagnostic.of(code, message, span, hints=hints, notes=notes))
+        self.diagnostics.append(
+            Diagnostic.of(code, message, span, hints=hints, notes=notes, fixes=fixes)
+        )
 
     def fn_named(self) -> str:
         """The fn as messages name it: a script's statements are its implicit fn's body."""
@@ -102,9 +110,13 @@ class BodyScopes:
                 expr.span,
             )
             return None
+        # a close name is the fix: `expr` is the one-part name written (a qualified one is
+        # resolved elsewhere)
+        close = closest_name(name, self.visible_names)
         self.error(
             "unknown-name",
-            f"unknown name `{name}`{did_you_mean(name, self.visible_names)}",
+            f"unknown name `{name}`" + (f"; did you mean `{close}`?" if close else ""),
             expr.span,
+            fixes=(Fix(expr.span, close),) if close and len(expr.path) == 1 else (),
         )
         return None

@@ -1,0 +1,404 @@
+"""`pellc lsp`: a Language Server Protocol server over stdio (pygls, extra `pellc[lsp]`).
+
+The project engine (pell.engine) holds the modules with the editor's unsaved texts; the
+server turns its answers into LSP: diagnostics of each module an edit affects, with the
+document's version; hover, definition, references, document symbols and completion from
+pell.navigation; quick fixes from the diagnostics' own fixes (pell.diagnostics.Fix).
+docs/editors.md says how to start it from VS Code, Neovim and Helix.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from pell import __version__, ast
+from pell.diagnostics import Diagnostic, Severity
+from pell.engine import Engine
+from pell.navigation import Kind, Navigator, Occurrence
+from pell.retry import RETRY_ARGUMENTS
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_QUALIFIED = re.compile(r"([A-Za-z_]\w*)\s*::\s*(\w*)$")
+# `@retry(` or `@retry(n = 3, ` with the cursor where an argument's name goes
+_RETRY_ARGUMENT = re.compile(r"@retry\s*\((?:[^()]*,)?\s*(\w*)$")
+_SYMBOL_KINDS: dict[Kind, types.SymbolKind] = {
+    "fn": types.SymbolKind.Function,
+    "record": types.SymbolKind.Struct,
+    "error": types.SymbolKind.Class,
+    "enum": types.SymbolKind.Enum,
+    "type": types.SymbolKind.Class,
+    "seq": types.SymbolKind.Constant,
+    "aggregate": types.SymbolKind.Function,
+    "module": types.SymbolKind.Module,
+    "local": types.SymbolKind.Variable,
+}
+_COMPLETION_KINDS: dict[Kind, types.CompletionItemKind] = {
+    "fn": types.CompletionItemKind.Function,
+    "record": types.CompletionItemKind.Struct,
+    "error": types.CompletionItemKind.Class,
+    "enum": types.CompletionItemKind.Enum,
+    "type": types.CompletionItemKind.Class,
+    "seq": types.CompletionItemKind.Constant,
+    "aggregate": types.CompletionItemKind.Function,
+}
+
+
+class Positions:
+    """Offsets into a text <-> LSP line and character, the character counted in the units
+    the client and server agreed on (UTF-16 unless told otherwise)."""
+
+    def __init__(self, text: str, units: Callable[[str], int]) -> None:
+        self.text = text
+        self.units = units
+        self.starts = [0, *(m.end() for m in _LINE_BREAK.finditer(text))]
+
+    def position(self, offset: int) -> types.Position:
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect_right(self.starts, offset) - 1
+        return types.Position(line, self.units(self.text[self.starts[line] : offset]))
+
+    def range(self, start: int, end: int) -> types.Range:
+        return types.Range(self.position(start), self.position(max(start, end)))
+
+    def offset(self, position: types.Position) -> int:
+        if position.line >= len(self.starts):
+            return len(self.text)
+        start = self.starts[position.line]
+        end = (
+            self.starts[position.line + 1]
+            if position.line + 1 < len(self.starts)
+            else len(self.text)
+        )
+        line = _LINE_BREAK.sub("", self.text[start:end])
+        counted = 0
+        for index, char in enumerate(line):
+            if counted >= position.character:
+                return start + index
+            counted += self.units(char)
+        return start + len(line)
+
+
+class PellServer(LanguageServer):
+    """One project per server: the workspace's root, or else the project of the first
+    document opened."""
+
+    def __init__(self) -> None:
+        super().__init__("pellc", __version__)
+        self.engine: Engine | None = None
+        self.navigator: Navigator | None = None
+        self.versions: dict[Path, int] = {}  # open documents' versions
+        self.shut_down = False
+
+    def project(self, path: Path) -> tuple[Engine, Navigator]:
+        if self.engine is None or self.navigator is None:
+            from pell.project import find_config
+
+            root = Path(self.workspace.root_path) if self.workspace.root_path else path
+            target = find_config(root).target or "23ai"
+            self.engine = Engine(root, target=target)
+            self.navigator = Navigator(self.engine, target)
+        return self.engine, self.navigator
+
+    def navigable(self, uri: str) -> tuple[Path, Navigator] | None:
+        """The module of a request's document, if it is one of the project's."""
+        path = _pell_path(uri)
+        if path is None or self.navigator is None or self.engine is None:
+            return None
+        return (path, self.navigator) if path in self.engine.paths() else None
+
+    def positions(self, path: Path) -> Positions:
+        _, navigator = self.project(path)
+        return Positions(navigator.text(path), self.workspace.position_codec.client_num_units)
+
+    def publish(self, paths: Iterable[Path]) -> None:
+        """Each module's diagnostics, with its document's version when it is open."""
+        engine, navigator = self.engine, self.navigator
+        assert engine is not None and navigator is not None, "published before any document"
+        navigator.forget()  # the engine's results changed
+        known = set(engine.paths())
+        for path in paths:
+            if path not in known:
+                continue
+            positions = self.positions(path)
+            uri = from_fs_path(str(path)) or path.as_uri()
+            shown = [_lsp_diagnostic(d, positions, uri) for d in engine.diagnostics(path)]
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri, shown, self.versions.get(path))
+            )
+
+
+def _path(uri: str) -> Path:
+    return Path(to_fs_path(uri) or uri).absolute()
+
+
+def _pell_path(uri: str) -> Path | None:
+    """The file of a document that is Pell source: an editor configured to send a broader
+    language (plain text, in VS Code without a Pell extension) sends other files too."""
+    path = _path(uri)
+    return path if path.suffix == ".pell" else None
+
+
+def _lsp_diagnostic(diagnostic: Diagnostic, positions: Positions, uri: str) -> types.Diagnostic:
+    severity = (
+        types.DiagnosticSeverity.Error
+        if diagnostic.severity is Severity.ERROR
+        else types.DiagnosticSeverity.Warning
+    )
+    message = "\n".join([diagnostic.message, *(f"help: {h}" for h in diagnostic.hints)])
+    related = [
+        types.DiagnosticRelatedInformation(
+            types.Location(uri, positions.range(n.span.start, n.span.end)), n.message
+        )
+        for n in diagnostic.notes
+    ]
+    return types.Diagnostic(
+        range=positions.range(diagnostic.span.start, diagnostic.span.end),
+        message=message,
+        severity=severity,
+        code=diagnostic.code,
+        source="pellc",
+        related_information=related or None,
+    )
+
+
+server = PellServer()
+
+
+@server.feature(types.INITIALIZED)
+def initialized(ls: PellServer, params: types.InitializedParams) -> None:
+    # Editors tell of .pell files changed outside them (a git checkout) only when asked to.
+    watched = ls.client_capabilities.workspace
+    dynamic = watched.did_change_watched_files if watched is not None else None
+    if dynamic is not None and dynamic.dynamic_registration:
+        options = types.DidChangeWatchedFilesRegistrationOptions(
+            [types.FileSystemWatcher(glob_pattern="**/*.pell")]
+        )
+        ls.client_register_capability(
+            types.RegistrationParams(
+                [
+                    types.Registration(
+                        "pellc-watch", types.WORKSPACE_DID_CHANGE_WATCHED_FILES, options
+                    )
+                ]
+            )
+        )
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: PellServer, params: types.DidOpenTextDocumentParams) -> None:
+    path = _pell_path(params.text_document.uri)
+    if path is None:
+        return
+    ls.versions[path] = params.text_document.version
+    engine, _ = ls.project(path)
+    ls.publish(engine.set_overlay(path, params.text_document.text))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: PellServer, params: types.DidChangeTextDocumentParams) -> None:
+    path = _pell_path(params.text_document.uri)
+    if path is None:
+        return
+    ls.versions[path] = params.text_document.version
+    document = ls.workspace.get_text_document(params.text_document.uri)  # changes applied
+    engine, _ = ls.project(path)
+    ls.publish(engine.set_overlay(path, document.source))
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: PellServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = _pell_path(params.text_document.uri)
+    if path is None:
+        return
+    ls.versions.pop(path, None)
+    engine, _ = ls.project(path)
+    ls.publish(engine.set_overlay(path, None))  # the file's text on disk again
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: PellServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = _pell_path(params.text_document.uri)
+    if path is None:
+        return
+    engine, _ = ls.project(path)
+    ls.publish(engine.files_changed([path]))
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: PellServer, params: types.DidChangeWatchedFilesParams) -> None:
+    paths = [p for p in map(_pell_path, (change.uri for change in params.changes)) if p]
+    if paths:
+        engine, _ = ls.project(paths[0])
+        ls.publish(engine.files_changed(paths))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def hover(ls: PellServer, params: types.HoverParams) -> types.Hover | None:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return None
+    path, navigator = found_module
+    positions = ls.positions(path)
+    found = navigator.hover(path, positions.offset(params.position))
+    if found is None:
+        return None
+    occurrence, text = found
+    contents = types.MarkupContent(types.MarkupKind.Markdown, text)
+    return types.Hover(contents, positions.range(occurrence.start, occurrence.end))
+
+
+def _location(ls: PellServer, path: Path, occurrence: Occurrence) -> types.Location:
+    uri = from_fs_path(str(path)) or path.as_uri()
+    return types.Location(uri, ls.positions(path).range(occurrence.start, occurrence.end))
+
+
+@server.feature(types.TEXT_DOCUMENT_DEFINITION)
+def definition(ls: PellServer, params: types.DefinitionParams) -> types.Location | None:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return None
+    path, navigator = found_module
+    found = navigator.definition(path, ls.positions(path).offset(params.position))
+    return _location(ls, *found) if found is not None else None
+
+
+@server.feature(types.TEXT_DOCUMENT_REFERENCES)
+def references(ls: PellServer, params: types.ReferenceParams) -> list[types.Location]:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return []
+    path, navigator = found_module
+    offset = ls.positions(path).offset(params.position)
+    found = navigator.references(path, offset, params.context.include_declaration)
+    return [_location(ls, where, occurrence) for where, occurrence in found]
+
+
+@server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+def document_symbols(
+    ls: PellServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol]:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return []
+    path, navigator = found_module
+    positions = ls.positions(path)
+
+    def symbol(
+        node: ast.Node, name: Occurrence, children: list[types.DocumentSymbol]
+    ) -> types.DocumentSymbol:
+        return types.DocumentSymbol(
+            name=name.target.name,
+            kind=_SYMBOL_KINDS[name.target.kind],
+            range=positions.range(node.span.start, node.span.end),
+            selection_range=positions.range(name.start, name.end),
+            children=children or None,
+        )
+
+    found = []
+    for item, name, methods in navigator.symbols(path):
+        children = []
+        if isinstance(item, ast.TypeDecl):
+            for method_name in methods:
+                method = types.DocumentSymbol(
+                    name=method_name.target.name,
+                    kind=types.SymbolKind.Method,
+                    range=positions.range(method_name.start, method_name.end),
+                    selection_range=positions.range(method_name.start, method_name.end),
+                )
+                children.append(method)
+        found.append(symbol(item, name, children))
+    return found
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_COMPLETION,
+    types.CompletionOptions(trigger_characters=[":", "(", ","]),
+)
+def completion(ls: PellServer, params: types.CompletionParams) -> list[types.CompletionItem]:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return []
+    path, navigator = found_module
+    document = ls.workspace.get_text_document(params.text_document.uri)
+    lines = document.lines
+    line = lines[params.position.line] if params.position.line < len(lines) else ""
+    column = Positions(line, ls.workspace.position_codec.client_num_units).offset(
+        types.Position(0, params.position.character)
+    )
+    before = line[:column]
+    retry = _RETRY_ARGUMENT.search(before)
+    if retry is not None:
+        return [
+            types.CompletionItem(
+                label=argument.name,
+                kind=types.CompletionItemKind.Property,
+                detail=f"default: {argument.default}",
+                documentation=argument.meaning,
+                insert_text=f"{argument.name} = ",
+            )
+            for argument in RETRY_ARGUMENTS
+        ]
+    qualified = _QUALIFIED.search(before)
+    if qualified is None:
+        return []
+    return [
+        types.CompletionItem(label=name, kind=_COMPLETION_KINDS[kind], detail=detail)
+        for name, kind, detail in navigator.module_items(path, qualified.group(1))
+    ]
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def code_action(ls: PellServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    found_module = ls.navigable(params.text_document.uri)
+    if found_module is None:
+        return []
+    path, navigator = found_module
+    positions = ls.positions(path)
+    start, end = positions.offset(params.range.start), positions.offset(params.range.end)
+    uri = params.text_document.uri
+    actions = []
+    for diagnostic in navigator.engine.diagnostics(path):
+        if diagnostic.span.start > end or diagnostic.span.end < start:
+            continue
+        for fix in diagnostic.fixes:
+            edit = types.TextEdit(positions.range(fix.span.start, fix.span.end), fix.text)
+            actions.append(
+                types.CodeAction(
+                    title=f"Replace with `{fix.text}`",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[_lsp_diagnostic(diagnostic, positions, uri)],
+                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                    is_preferred=True,
+                )
+            )
+    return actions
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: PellServer, params: None) -> None:
+    ls.shut_down = True
+
+
+def run() -> int:
+    """Serve on standard input and output until the client says exit; the exit code the
+    protocol asks for: 0 after a `shutdown` request, else 1."""
+    # The protocol gets its own copy of standard output, and standard output becomes
+    # standard error: a stray print cannot corrupt the JSON-RPC stream, and pygls closing
+    # its stream at exit leaves pellc's own standard output open.
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    server.start_io(sys.stdin.buffer, channel)
+    return 0 if server.shut_down else 1
