@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from concurrent.futures import Future, ProcessPoolExecutor
 
     from pell.checker.imports import ModuleIndex
+    from pell.engine import Engine
 
 MANIFEST = ".pellc-manifest.json"
 _UMASK = os.umask(0)
@@ -195,6 +196,36 @@ def project_of(
     read or is not UTF-8 is left out (its own command reports it) and makes the project
     incomplete. `texts` holds the inputs' texts when the caller has read them already, and
     `sources` what find_sources(inputs) found, when the caller has listed them already."""
+    config, paths, unlisted = project_paths(inputs, sources)
+    files: list[ProjectFile] = []
+    complete = not unlisted
+    for path in sorted(paths, key=lambda name: Path(os.path.abspath(name))):
+        if texts is not None and path in texts:
+            text = texts[path]
+        else:
+            try:
+                text, _ = decode_source(read_source(path), path.name)
+            except FileError:
+                text = None
+        if text is None:
+            complete = False
+        else:
+            files.append(project_file(path, text))
+    return Project(files, is_project_of(inputs, config), config, complete)
+
+
+def is_project_of(inputs: list[Path], config: Config) -> bool:
+    """Whether `inputs` are a project (an import naming no module of it is an error) rather
+    than one text compiled on its own."""
+    return config.root is not None or len(inputs) > 1 or any(p.is_dir() for p in inputs)
+
+
+def project_paths(
+    inputs: list[Path], sources: tuple[list[SourceUnit], list[FileError]] | None = None
+) -> tuple[Config, list[Path], list[FileError]]:
+    """The settings of the project of `inputs` (project_of), the paths of its `.pell` files
+    (those under the inputs first, in find_sources' order: a build's), and the directories
+    that could not be listed."""
     from pell.project import find_config
 
     config = find_config(inputs[0] if inputs else Path("."))
@@ -208,22 +239,7 @@ def project_of(
         unlisted += unlisted_more
         for unit in more:
             found.setdefault(file_identity(unit.path), unit.path)
-    files: list[ProjectFile] = []
-    complete = not unlisted
-    for path in sorted(found.values(), key=lambda name: Path(os.path.abspath(name))):
-        if texts is not None and path in texts:
-            text = texts[path]
-        else:
-            try:
-                text, _ = decode_source(read_source(path), path.name)
-            except FileError:
-                text = None
-        if text is None:
-            complete = False
-        else:
-            files.append(project_file(path, text))
-    is_project = config.root is not None or len(inputs) > 1 or any(p.is_dir() for p in inputs)
-    return Project(files, is_project, config, complete)
+    return config, list(found.values()), unlisted
 
 
 def project_wide_findings(
@@ -533,7 +549,9 @@ class _Compilations:
         source_maps: bool,
         jobs: int,
         work: dict[int, tuple[str, Path, Diagnostic | None]],  # text, file, duplicate
+        engine: Engine | None = None,
     ) -> None:
+        self.engine = engine  # when given, it compiles (and keeps) every module
         self.project = project
         self.target = target
         self.source_maps = source_maps
@@ -551,6 +569,8 @@ class _Compilations:
             except Exception:
                 pass  # compiled again here: a bug raises here as in a serial build
         text, path, duplicate = self.work[number]
+        if self.engine is not None:
+            return self.engine.for_build(path, self.source_maps)
         compiled = compile_module(
             text, path.name, self.target, self.project.index, duplicate, self.source_maps, path
         )
@@ -613,6 +633,7 @@ def build_tree(
     source_maps: bool = False,
     progress: Callable[[int, int, SourceUnit], None] | None = None,
     jobs: int | None = 1,
+    engine: Engine | None = None,
 ) -> BuildResult:
     """Compile every module under `inputs` into `out_dir`.
 
@@ -627,6 +648,8 @@ def build_tree(
 
     `jobs` (None: the machine's cores) is how many processes compile modules at once; any
     number gives the same outputs, manifest and diagnostics as 1 (see `_Compilations`).
+    `engine`, the project held in memory (`build --watch`), compiles the modules instead: it
+    compiles again only what changed since it last did.
     """
     processes = _job_count(jobs)
     nested: list[Path] = []
@@ -660,8 +683,10 @@ def build_tree(
         except FileError as error:
             result.file_errors.append(error)
             texts[unit.path] = (None, None)
-    project = project_of(
-        inputs, {path: text for path, (text, _) in texts.items()}, (units, unlisted)
+    project = (
+        engine.project
+        if engine is not None
+        else project_of(inputs, {path: text for path, (text, _) in texts.items()}, (units, unlisted))
     )
     # What each readable module is, and whether its recorded output can be kept: decided
     # before compiling, so that the modules to compile can all be handed out at once.
@@ -692,7 +717,7 @@ def build_tree(
         text = texts[units[number].path][0]
         if reused is None and text is not None:
             work[number] = (text, units[number].path, duplicate)
-    compilations = _Compilations(project, target, source_maps, processes, work)
+    compilations = _Compilations(project, target, source_maps, processes, work, engine)
     base = os.path.abspath(out_dir)
     refs = [_source_ref(unit.path, base) for unit in units]
     try:
@@ -753,9 +778,12 @@ def build_tree(
     finally:
         compilations.close()
 
-    across = project_wide_findings(
-        project, [unit.path for unit in units], [module_facts for _, module_facts in facts], target
-    )
+    if engine is not None and engine.covers([unit.path for unit in units]):
+        across = engine.project_findings()  # the same, kept between builds
+    else:
+        across = project_wide_findings(
+            project, [unit.path for unit in units], [module_facts for _, module_facts in facts], target
+        )
     for outcome, module_facts in facts:
         found = across.get(module_facts.name, [])
         if not found:
@@ -770,6 +798,19 @@ def build_tree(
         output = out_dir / outcome.unit.output
         if outcome.status != "failed" and check_only:
             outcome.status = _freshness(output, compiled.sql)
+            continue
+        old = old_entries.get(key)
+        if (
+            engine is not None
+            and outcome.status != "failed"
+            and isinstance(old, dict)
+            and old.get("output") == entry["output"] == _file_hash(output)
+            and (not source_maps or (out_dir / f"{key}.map.json").exists())
+        ):
+            # Held in memory, a module whose imports changed costs no compile; when its SQL
+            # is what the output holds, its file is kept too (watch: `wrote` is what changed).
+            outcome.status = "unchanged"
+            entries[key] = entry
             continue
         if outcome.status != "failed":
             try:

@@ -19,7 +19,7 @@ from pell.records import replace
 if TYPE_CHECKING:
     from pell import CompileResult
     from pell.build import BuildResult
-    from pell.project import Project
+    from pell.engine import Engine
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_STDOUT_CLOSED = 141  # 128 + SIGPIPE: what a shell reports for a tool whose pipe was closed
@@ -127,6 +127,14 @@ class _Progress:
         if self.shown:
             sys.stderr.write("\x1b[K")
             self.shown = False
+
+
+def _pip_install(requirement: str) -> str:
+    """The command that installs a missing dependency with this interpreter's pip: it works
+    wherever pellc was installed from (a clone, a wheel, a venv)."""
+    import shlex
+
+    return shlex.join([sys.executable, "-m", "pip", "install", requirement])
 
 
 def _apply_settings(args: argparse.Namespace) -> None:
@@ -252,6 +260,13 @@ def _parser() -> argparse.ArgumentParser:
         help="directory builds: compile N modules at once, in N processes; the outputs are "
         "those of -j 1 (default: the number of cores)",
     )
+    build.add_argument(
+        "--watch",
+        action="store_true",
+        help="directory builds: build, then build again on every save, one line each (what "
+        "changed, modules compiled again, outputs written, the time), until Ctrl-C; needs "
+        "watchfiles (the extra `watch`)",
+    )
     output = build.add_mutually_exclusive_group()
     output.add_argument(
         "-o", "--output", type=Path, metavar="OUT.sql", help="write the SQL here (one FILE)"
@@ -334,7 +349,7 @@ def _parser() -> argparse.ArgumentParser:
         help="run the language server (LSP over stdio) for editors",
         description="Serve the Language Server Protocol on standard input and output: "
         "diagnostics as you type, hover, go to definition, references, symbols, completion "
-        "and quick fixes (docs/editors.md). Needs pygls: pip install 'pellc[lsp]'. The "
+        "and quick fixes (docs/editors.md). Needs pygls (the extra `lsp`). The "
         "project's `target` setting decides the target.",
     )
     # editors' generic clients often start a server with `--stdio`: the only transport here
@@ -399,36 +414,28 @@ def _compiling(path: Path) -> Iterator[None]:
         raise InternalError(path, error) from error
 
 
-def _compile_file(
-    path: Path, target: str, pretty: bool, project: Project
-) -> tuple[str, CompileResult] | None:
-    """Compile one file of `project`: its text and result, or None, after printing an
-    `encoding` diagnostic, when it is not UTF-8."""
-    from pell import compile_source
-
+def _compile_file(path: Path, pretty: bool, engine: Engine) -> tuple[str, CompileResult] | None:
+    """Compile one file of the engine's project: its text and result, or None, after printing
+    an `encoding` diagnostic, when it is not UTF-8."""
     text = _read_source(path, pretty)
     if text is None:
         return None
     with _compiling(path):
-        result = compile_source(text, path.name, target, project.index, path)
-        duplicate = project.duplicate_of(path)
-        if duplicate is not None:
-            result = result.failed_with(duplicate)
+        result = engine.compiled_alone(path)
     return text, result
 
 
 def _with_project_findings(
-    compiled: list[tuple[Path, str, CompileResult]], project: Project, target: str
+    compiled: list[tuple[Path, str, CompileResult]], engine: Engine
 ) -> list[tuple[Path, str, CompileResult]]:
     """Each file's result with the retry-safety findings of its project added (its calls into
     the other files given and into the project modules they import: project_wide_findings);
     a file with an error among them has no output (nothing of it is written or deployed)."""
-    from pell.build import project_wide_findings
     from pell.diagnostics import has_errors
 
-    facts = [result.retry_facts for _, _, result in compiled if result.retry_facts is not None]
     with _compiling(compiled[0][0] if compiled else Path(".")):
-        across = project_wide_findings(project, [path for path, _, _ in compiled], facts, target)
+        facts = [r.retry_facts for _, _, r in compiled if r.retry_facts is not None]
+        across = engine.findings_for([path for path, _, _ in compiled], facts)
     joined = []
     for path, text, result in compiled:
         found = across.get(result.retry_facts.name, []) if result.retry_facts is not None else []
@@ -442,22 +449,27 @@ def _with_project_findings(
 
 def _build(args: argparse.Namespace) -> int:
     from pell import report
-    from pell.build import FileError, project_of, write_atomically
+    from pell.build import FileError, write_atomically
     from pell.diagnostics import SourceFile, render_all
+    from pell.engine import Engine
 
     files: list[Path] = args.files
     if len(files) > 1 and args.output is not None:
         raise UsageError("-o names one output file; use -d OUTDIR for several inputs")
+    if args.watch:
+        if args.out_dir is None or args.check:
+            raise UsageError("--watch builds into a directory: give -d OUTDIR, not --check")
+        return _watch(args)
     if args.check or args.map or args.out_dir is not None or any(p.is_dir() for p in files):
         if args.out_dir is None:
             raise UsageError("directory builds, --check and --map need -d OUTDIR")
         return _build_tree(args)
     failed = unreadable = False
-    project = project_of(files)
+    engine = Engine.of_inputs(files, target=args.target)
     compiled: list[tuple[Path, str, CompileResult]] = []
     for path in files:
         try:
-            read = _compile_file(path, args.target, args.pretty, project)
+            read = _compile_file(path, args.pretty, engine)
         except FileError as error:
             _report(error)
             unreadable = True
@@ -467,7 +479,7 @@ def _build(args: argparse.Namespace) -> int:
         else:
             compiled.append((path, *read))
     # Nothing is written before the project-wide checks have passed for it.
-    for path, text, result in _with_project_findings(compiled, project, args.target):
+    for path, text, result in _with_project_findings(compiled, engine):
         sys.stderr.write(render_all(result.diagnostics, SourceFile(str(path), text), args.pretty))
         if result.ok_stub:
             _note(path, "a @stub module declares an Oracle package: nothing to generate")
@@ -475,13 +487,13 @@ def _build(args: argparse.Namespace) -> int:
             failed = True
         elif args.output is not None:
             write_atomically(args.output, result.sql)
-            _note_runtime_needed(path, args.output, result.sql, project)
+            _note_runtime_needed(path, args.output, result.sql, engine.config.root)
         else:
             _stdout(report.sql(result.sql, path))
     return _exit_code(unreadable, failed)
 
 
-def _note_runtime_needed(source: Path, output: Path, sql: str, project: Project) -> None:
+def _note_runtime_needed(source: Path, output: Path, sql: str, root: Path | None) -> None:
     """After `build -o`: when the SQL raises or catches through pell_runtime, which a one-file
     build does not write, the exact command that writes it beside the output."""
     import shlex
@@ -491,16 +503,21 @@ def _note_runtime_needed(source: Path, output: Path, sql: str, project: Project)
     if not references_runtime(sql):
         return
     # the runtime is the whole project's (README, Errors and the runtime package)
-    folder = project.config.root or source.parent
+    folder = root or source.parent
     runtime = output.parent / "pell_runtime.sql"
     command = f"pellc runtime {shlex.quote(str(folder))} -o {shlex.quote(str(runtime))}"
     _note(output, f"uses the pell_runtime package: write it with `{command}` and load it first")
 
 
 def _run_build(
-    args: argparse.Namespace, out_dir: Path, check_only: bool, source_maps: bool
+    args: argparse.Namespace,
+    out_dir: Path,
+    check_only: bool,
+    source_maps: bool,
+    engine: Engine | None = None,
 ) -> BuildResult:
-    """build_tree with a progress line on a terminal; prints every diagnostic and file error."""
+    """build_tree with a progress line on a terminal; prints every diagnostic and file error.
+    `engine`: the project held in memory, which compiles the modules (`build --watch`)."""
     from pell import report
     from pell.build import InputError, SourceUnit, build_tree
 
@@ -528,6 +545,7 @@ def _run_build(
             source_maps,
             progress,
             jobs=getattr(args, "jobs", 1),  # `deploy` has no -j: it compiles in this process
+            engine=engine,
         )
     except (InputError, ConfigError):
         raise
@@ -600,17 +618,89 @@ def _update_command(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def _watch(args: argparse.Namespace) -> int:
+    """`build --watch`: a directory build, then, on every save under the project, another
+    through the engine (which compiles again only what the change can affect), each said in
+    one line. Ctrl-C stops it: exit 0."""
+    import time
+
+    from pell.build import InputError
+    from pell.engine import Engine
+    from pell.project import CONFIG_FILES, ConfigError
+
+    try:
+        from watchfiles import watch
+    except ImportError as error:
+        raise UsageError(f"build --watch needs watchfiles: {_pip_install('watchfiles>=0.21')}") from error
+    out_dir: Path = args.out_dir
+    engine = Engine.of_inputs(args.files, target=args.target)
+    result = _run_build(args, out_dir, False, args.map, engine)
+    sys.stderr.write(result.summary() + "\n")
+    # main() turned the cycle collector off for a short run; a watch runs for hours, and each
+    # rebuild leaves cycles (a checked module's imports refer back to it). What the first
+    # build made stays: frozen, it is not scanned again by each collection.
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+    root = engine.config.root
+    roots = [root] if root is not None else [p if p.is_dir() else p.parent for p in args.files]
+    sys.stderr.write(f"watching {', '.join(map(str, roots))} for changes (Ctrl-C stops)\n")
+    sys.stderr.flush()
+    outputs = os.path.abspath(out_dir) + os.sep
+
+    def wanted(_: object, path: str) -> bool:  # sources and settings; not our own outputs
+        named = path.endswith(".pell") or os.path.basename(path) in CONFIG_FILES
+        return named and not path.startswith(outputs)
+
+    def shown(paths: Sequence[Path]) -> str:
+        names = [_relative(path, roots) for path in paths]
+        return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+    try:
+        for changes in watch(*roots, watch_filter=wanted):
+            start = time.perf_counter()
+            changed = sorted({Path(path) for _, path in changes})
+            try:
+                engine.files_changed(changed)
+                recompiled = list(engine.recomputed)
+                result = _run_build(args, out_dir, False, args.map, engine)
+            except (InputError, ConfigError) as error:  # a broken pell.toml: until it is fixed
+                _report(error)
+                sys.stderr.flush()
+                continue
+            recompiled += [p for p in engine.recomputed if p not in recompiled]
+            written = [o.unit.output for o in result.outcomes if o.status == "built"]
+            elapsed = (time.perf_counter() - start) * 1000
+            parts = [
+                f"{shown(changed)} changed: recompiled {len(recompiled)}"
+                + (f" ({shown(recompiled)})" if recompiled else ""),
+                f"wrote {len(written)}" + (f" ({shown(written)})" if written else ""),
+            ]
+            if result.failed:
+                parts.append(f"failed {result.count('failed')}")
+            if result.leftovers:
+                parts.append(f"removed {len(result.leftovers)}")
+            sys.stderr.write(", ".join(parts) + f", {elapsed:.0f} ms\n")
+            sys.stderr.flush()
+    except KeyboardInterrupt:
+        pass
+    return EXIT_OK
+
+
+def _relative(path: Path, roots: list[Path]) -> str:
+    """`path` as seen from the first of `roots` it is under (as given, if none)."""
+    for root in roots:
+        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
+        if not relative.startswith(".."):
+            return relative
+    return str(path)
+
+
 def _check(args: argparse.Namespace) -> int:
     from pell import report
-    from pell.build import (
-        FileError,
-        SourceUnit,
-        distinct_units,
-        find_sources,
-        no_sources,
-        project_of,
-    )
+    from pell.build import FileError, SourceUnit, distinct_units, find_sources, no_sources
     from pell.diagnostics import Severity, SourceFile, has_errors, render_all
+    from pell.engine import Engine
     from pell.verify import verify
 
     # a directory named `x.pell` is a file argument that cannot be read, as for `build`
@@ -624,12 +714,12 @@ def _check(args: argparse.Namespace) -> int:
     if not units and not file_errors:
         raise no_sources(args.files)
     failed, unreadable = False, bool(file_errors)
-    project = project_of(args.files)
+    engine = Engine.of_inputs(args.files, target=args.target)
     progress = _Progress()
     compiled: list[tuple[Path, str, CompileResult]] = []
     for number, path in enumerate((unit.path for unit in units), start=1):
         try:
-            read = _compile_file(path, args.target, args.pretty, project)
+            read = _compile_file(path, args.pretty, engine)
         except FileError as error:
             _report(error)
             unreadable = True
@@ -643,7 +733,7 @@ def _check(args: argparse.Namespace) -> int:
     progress.clear()
     # The files checked together are one build, with the project modules they import: the
     # retry checks follow calls between them.
-    compiled = _with_project_findings(compiled, project, args.target)
+    compiled = _with_project_findings(compiled, engine)
     for path, text, result in compiled:
         diagnostics = list(result.diagnostics)
         sys.stderr.write(render_all(diagnostics, SourceFile(str(path), text), args.pretty))
@@ -669,8 +759,9 @@ def _check(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from pell import report
-    from pell.build import FileError, find_sources, no_sources, project_of
+    from pell.build import FileError, find_sources, no_sources
     from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.engine import Engine
     from pell.verify import verify
 
     nested: list[Path] = []
@@ -681,12 +772,12 @@ def _verify(args: argparse.Namespace) -> int:
     if not units and not file_errors:
         raise no_sources(args.files)
     unreadable, failed = bool(file_errors), False
-    project = project_of(args.files)
+    engine = Engine.of_inputs(args.files, target=args.target)
     progress = _Progress()
     read: list[tuple[Path, str, CompileResult]] = []
     for number, unit in enumerate(units, start=1):
         try:
-            compiled_file = _compile_file(unit.path, args.target, args.pretty, project)
+            compiled_file = _compile_file(unit.path, args.pretty, engine)
         except FileError as error:
             _report(error)
             unreadable = True
@@ -699,7 +790,7 @@ def _verify(args: argparse.Namespace) -> int:
             read.append((unit.path, *compiled_file))
     progress.clear()
     compiled: list[CompileResult] = []
-    for path, text, result in _with_project_findings(read, project, args.target):
+    for path, text, result in _with_project_findings(read, engine):
         shown = SourceFile(str(path), text)
         if result.ok_stub:
             continue  # an Oracle package's signatures: nothing to verify
@@ -782,8 +873,8 @@ def _runtime(args: argparse.Namespace) -> int:
 
 def _explain(args: argparse.Namespace) -> int:
     from pell import check, parse, report
-    from pell.build import project_of, project_wide_findings
     from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.engine import Engine
     from pell.explain import explain, render_json
     from pell.project import as_located
 
@@ -796,14 +887,13 @@ def _explain(args: argparse.Namespace) -> int:
         module, diagnostics = parse(text)
         module = as_located(module, path)
         if module is not None:
-            project = project_of([path])
-            checked, more = check(module, args.target, project.index)
+            engine = Engine.of_inputs([path], target=args.target)
+            # only the checker: explain shows the checked fns, nothing is lowered
+            checked, more = check(module, args.target, engine.project.index)
             diagnostics += more
             # what a build of this file would refuse across modules is not explained either
             if checked.retry_facts is not None and not has_errors(diagnostics):
-                across = project_wide_findings(
-                    project, [path], [checked.retry_facts], args.target
-                )
+                across = engine.findings_for([path], [checked.retry_facts])
                 diagnostics += across.get(checked.retry_facts.name, [])
     if module is None or has_errors(diagnostics):
         sys.stderr.write(render_all(diagnostics, source, args.pretty))
@@ -829,11 +919,11 @@ def _deploy(args: argparse.Namespace) -> int:
             "pell_runtime.sql first"
         )
     import os
-    import shlex
     import tempfile
 
     from pell import deploy, report
     from pell.build import FileError
+    from pell.engine import Engine
     from pell.project import read_header
 
     dsn = args.dsn or os.environ.get("PELL_DSN")
@@ -845,7 +935,8 @@ def _deploy(args: argparse.Namespace) -> int:
         raise FileError("write", tempfile.gettempdir(), error) from error
     with temporary as name:
         out_dir = Path(name)
-        result = _run_build(args, out_dir, check_only=False, source_maps=True)
+        engine = Engine.of_inputs(args.files, target=args.target)  # compiles in this process
+        result = _run_build(args, out_dir, check_only=False, source_maps=True, engine=engine)
         if result.failed or result.runtime == "failed" or result.file_errors:
             sys.stderr.write(report.note("nothing deployed: fix the errors first"))
             return _exit_code(bool(result.file_errors), True)
@@ -892,9 +983,7 @@ def _deploy(args: argparse.Namespace) -> int:
         try:
             import oracledb
         except ImportError as error:
-            # this interpreter's pip: the command works wherever pellc was installed from
-            install = shlex.join([sys.executable, "-m", "pip", "install", "oracledb>=2"])
-            raise UsageError(f"deploy needs python-oracledb: {install}") from error
+            raise UsageError(f"deploy needs python-oracledb: {_pip_install('oracledb>=2')}") from error
         assert dsn is not None
         try:
             connection = oracledb.connect(**deploy.credentials(dsn))
@@ -929,7 +1018,7 @@ def _lsp(args: argparse.Namespace) -> int:
     except ImportError as error:
         if (error.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
             raise  # not the missing extra: a bug
-        raise UsageError("pellc lsp needs pygls: pip install 'pellc[lsp]'") from error
+        raise UsageError(f"pellc lsp needs pygls: {_pip_install('pygls>=2,<3')}") from error
     # main() turns the cycle collector off for a short run; a server runs for hours
     gc.enable()
     return run()

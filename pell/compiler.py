@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from pell import ast
 from pell.diagnostics import Diagnostic, SourceFile, has_errors
-from pell.records import record
+from pell.records import field, record
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from pell.checker.imports import ModuleIndex
+    from pell.checker.model import CheckedModule
     from pell.checker.retry_facts import ModuleFacts
     from pell.codegen import LoweredModule
     from pell.postgres import PgModule
@@ -44,6 +45,8 @@ class CompileResult:
     retry_facts: ModuleFacts | None = None
     # The module as PL/SQL (or PL/pgSQL) statement trees: what `pell.verify` runs.
     lowered: LoweredModule | PgModule | None = None
+    # The checked module, when the checker ran: what an editor asks of names (pell.engine).
+    checked: CheckedModule | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -52,7 +55,9 @@ class CompileResult:
     def failed_with(self, error: Diagnostic) -> CompileResult:
         """This result with one more error (found beyond the file): no output, nothing to
         join into project-wide checks."""
-        return CompileResult(self.source, None, (*self.diagnostics, error), self.module)
+        return CompileResult(
+            self.source, None, (*self.diagnostics, error), self.module, checked=self.checked
+        )
 
     @property
     def ok_stub(self) -> bool:
@@ -101,11 +106,15 @@ def compile(
         # a stub declares an Oracle package: it is checked, and nothing is generated for it
         checked, check_diagnostics = check(module, target, index)
         diagnostics += settle(check_diagnostics)
-        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
+        return CompileResult(
+            source, None, tuple(diagnostics), module, None, checked.retry_facts, checked=checked
+        )
     checked, check_diagnostics = check(module, target, index, sql_blocks=sql_blocks)
     diagnostics += settle(check_diagnostics)
     if has_errors(diagnostics):
-        return CompileResult(source, None, tuple(diagnostics), module, None, checked.retry_facts)
+        return CompileResult(
+            source, None, tuple(diagnostics), module, None, checked.retry_facts, checked=checked
+        )
     if target == "postgres":
         from pell.postgres import lower_module, lower_script
 
@@ -114,17 +123,17 @@ def compile(
         if pg is None:
             diagnostics += settle(problems)
             return CompileResult(
-                source, None, tuple(diagnostics), module, None, checked.retry_facts
+                source, None, tuple(diagnostics), module, None, checked.retry_facts, checked=checked
             )
         return CompileResult(
-            source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg
+            source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg, checked
         )
     lowered = lower(checked, target)
     printer = print_script if module.script else print_module
     sql, origins = printer(lowered, header(filename, text, version, target))
     lines = source_map(source, sql, origins)
     return CompileResult(
-        source, sql, tuple(diagnostics), module, lines, checked.retry_facts, lowered
+        source, sql, tuple(diagnostics), module, lines, checked.retry_facts, lowered, checked
     )
 
 

@@ -422,22 +422,19 @@ class Project:
         pending = [file for file in map(self.file, paths) if file is not None]
         while pending:
             current = pending.pop()
-            text = current.source.text
-            imported_keys = (
-                _key(tuple(p.strip() for p in match.group(1).split("::")))
-                for match in _IMPORT.finditer(text)
-            )
-            # a module of a one-part name is called with no import too (`catalog::tables()`)
-            named_keys = {(match.group(1).lower(),) for match in _QUALIFIER.finditer(text)}
-            for key in (*imported_keys, *sorted(named_keys)):
-                if key not in self.index.files and len(key) == 2 and key[0] == "std":
-                    key = key[1:]  # `import std::logger;`: the module `logger`
+            for key in map(self.import_key, import_keys(current.source.text)):
                 if key not in seen:
                     seen.add(key)
                     imported = self.index.files.get(key, [])
                     found += imported
                     pending += imported
         return found
+
+    def import_key(self, key: tuple[str, ...]) -> tuple[str, ...]:
+        """The module a key of import_keys names in this project."""
+        if key not in self.index.files and len(key) == 2 and key[0] == "std":
+            return key[1:]  # `import std::logger;`: the module `logger`
+        return key
 
     def stub_files(self) -> list[ProjectFile]:
         """The project's own stub modules (their header names `@stub`, or their file is in a
@@ -479,6 +476,19 @@ class Project:
             digest.update(repr(str(imported.path)).encode())
             digest.update(imported.source.text.encode("utf-8"))
         return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1024)  # a build asks it of each file once per importer
+def import_keys(text: str) -> tuple[tuple[str, ...], ...]:
+    """The modules a text imports or names (`alias::`), lower case, in order, read from its
+    `import` lines and qualifiers without parsing it (loosely: a commented-out import counts)."""
+    imported = [
+        _key(tuple(p.strip() for p in match.group(1).split("::")))
+        for match in _IMPORT.finditer(text)
+    ]
+    # a module of a one-part name is called with no import too (`catalog::tables()`)
+    named = {(match.group(1).lower(),) for match in _QUALIFIER.finditer(text)}
+    return (*imported, *sorted(named))
 
 
 def _key(path: tuple[str, ...]) -> tuple[str, ...]:

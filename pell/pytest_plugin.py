@@ -1,5 +1,5 @@
 """`pytest --pell`: a project's Pell modules as tests (the `pellc` plugin of the `pytest11`
-entry point group; `pip install 'pellc[pytest]'` brings pytest and syrupy).
+entry point group; the extra `pytest` brings pytest and syrupy).
 
 With `--pell`, pytest collects the project whose `pell.toml` (or `pyproject.toml` with
 `[tool.pellc]`) is at or above the `pell_project` directory (an ini setting, relative to the
@@ -73,7 +73,11 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         import syrupy  # noqa: F401  (its --snapshot-update writes the snapshots)
     except ImportError as error:
-        raise pytest.UsageError("--pell needs syrupy: pip install 'pellc[pytest]'") from error
+        import shlex
+        import sys
+
+        install = shlex.join([sys.executable, "-m", "pip", "install", "syrupy>=5"])
+        raise pytest.UsageError(f"--pell needs syrupy: {install}") from error
     start = config.rootpath / str(config.getini("pell_project"))
     try:
         settings = find_config(start)

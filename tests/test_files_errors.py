@@ -311,7 +311,7 @@ def _explode(*args: object, **kwargs: object) -> None:
     [
         (["explain", "{orders}"], "pell.explain", "explain"),
         (["explain", "{orders}"], "pell.explain", "render_text"),
-        (["deploy", "--dry-run", "{orders}"], "pell.build", "compile_source"),
+        (["deploy", "--dry-run", "{orders}"], "pell.engine", "compile_source"),
         (["deploy", "--dry-run", "{orders}"], "pell.deploy", "split_script"),
         (["runtime", "{examples}"], "pell.runtime", "runtime_sql"),
         (["build", "{orders}", "-d", "{out}"], "pell.build", "project_findings"),

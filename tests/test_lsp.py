@@ -5,6 +5,7 @@ JSON-RPC to it over its standard input and output, in a project of two modules o
 from __future__ import annotations
 
 import asyncio
+import shlex
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -427,7 +428,8 @@ async def test_without_pygls_lsp_says_how_to_install_it() -> None:
     )
     assert (run.returncode, run.stderr) == (
         2,
-        "pellc: error: pellc lsp needs pygls: pip install 'pellc[lsp]'\n",
+        f"pellc: error: pellc lsp needs pygls: {shlex.quote(sys.executable)} -m pip install "
+        "'pygls>=2,<3'\n",
     )
 
 

@@ -30,16 +30,11 @@ def repo(tmp_path: Path) -> Path:
 def run_pytest(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """pytest in `repo`, as its user runs it (its pyproject.toml says `--pell`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    # hypothesis, installed for this suite, is no plugin of the user's: 2 s of imports a run
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:hypothesispytest",
-    ]
+    # hypothesis and pytest-lsp, installed for this suite, are no plugins of the user's:
+    # hypothesis costs 2 s of imports a run, and pytest-lsp's pytest_runtest_call wrapper
+    # returns without yielding for an item that is no Python function (pytest-lsp 1.0)
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    command += ["-p", "no:hypothesispytest", "-p", "no:pytest-lsp"]
     command += ["-rA", *args]
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
 
