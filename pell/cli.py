@@ -657,7 +657,8 @@ def _watch(args: argparse.Namespace) -> int:
         return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
     try:
-        for changes in watch(*roots, watch_filter=wanted):
+        # step: the quiet (ms) that ends a batch of events; watchfiles waits 50 by default
+        for changes in watch(*roots, watch_filter=wanted, step=10):
             start = time.perf_counter()
             changed = sorted({Path(path) for _, path in changes})
             try:
