@@ -6,9 +6,9 @@ A client of its own (JSON-RPC over the server's stdin and stdout, as an editor s
 opens one module of the project (bench/engine_project.py: a tree of imports, retried fns
 calling across modules), waits for its first diagnostics, then makes `--edits` edits, each a
 didChange with a new version. The latency of an edit is the time from sending it to the
-publishDiagnostics of that document with that version. Two kinds of edit alternate with the
-text they undo: a comment (nothing an importer reads changes) and a new local (the module's
-body changes, its interface does not). The median and the worst are printed, with the time to
+publishDiagnostics of that document with that version. Three kinds of edit alternate with the
+text they undo: a comment (nothing an importer reads changes), a new local (the module's
+body changes, its interface does not) and a new record field (its importers are checked again). The median and the worst are printed, with the time to
 the first diagnostics (the server's start and the project's first check). Measured here,
 never asserted in a timed test; the figures go to docs/benchmarks.md.
 """
@@ -100,8 +100,9 @@ def main() -> None:
     pellc = str(Path(sys.executable).with_name("pellc"))
     with tempfile.TemporaryDirectory() as name:
         root = Path(name)
-        paths = write_project(root, args.modules)
-        edited = paths[len(paths) // 2]  # a module with importers and an import
+        write_project(root, args.modules)
+        # app::m50 imports app::m25; app::m100 and app::m101 import it, and so on down
+        edited = root / "app" / f"m{min(50, args.modules - 1)}.pell"
         uri = edited.resolve().as_uri()
         text = edited.read_text("utf-8")
         started = time.perf_counter()
@@ -120,6 +121,8 @@ def main() -> None:
         edits = {
             "comment": text.replace("pub fn touch", "// an edit\npub fn touch", 1),
             "local": text.replace("    return acc;", "    let unused_local = 1;\n    return acc;", 1),
+            # what its importers read changes: they are checked again, and published
+            "record": text.replace("amount: number }", "amount: number, note: text }", 1),
         }
         timings: dict[str, list[float]] = {kind: [] for kind in edits}
         version = 1

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TextIO
 
 from pell.records import replace
+from pell.resources import pip_install
 
 if TYPE_CHECKING:
     from pell import CompileResult
@@ -129,14 +130,6 @@ class _Progress:
             self.shown = False
 
 
-def _pip_install(requirement: str) -> str:
-    """The command that installs a missing dependency with this interpreter's pip: it works
-    wherever pellc was installed from (a clone, a wheel, a venv)."""
-    import shlex
-
-    return shlex.join([sys.executable, "-m", "pip", "install", requirement])
-
-
 def _apply_settings(args: argparse.Namespace) -> None:
     """The project's `target` when `--target` is not given (the project of the first input:
     `[tool.pellc]` or pell.toml at or above it)."""
@@ -156,6 +149,8 @@ def _refuse_non_pell_inputs(args: argparse.Namespace) -> None:
     line before anything is read or written: it would otherwise be read as a Pell script."""
     from pell.build import refuse_non_pell
 
+    if args.command == "sql":  # its input is a SQL script
+        return
     inputs = getattr(args, "files", None) or [getattr(args, "file", None)]
     refuse_non_pell([path for path in inputs if path is not None])
 
@@ -311,14 +306,18 @@ def _parser() -> argparse.ArgumentParser:
     deploy = commands.add_parser(
         "deploy",
         parents=[common],
-        help="compile and install into Oracle; compile errors reported at their .pell line",
+        help="compile and install into Oracle (or PostgreSQL: --target postgres); compile "
+        "errors reported at their .pell line",
         description="Compile every module under the inputs, then run pell_runtime and each "
         "module's spec and body against Oracle (python-oracledb, thin mode), reporting "
         "USER_ERRORS through the source maps.",
     )
     deploy.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
     deploy.add_argument(
-        "--dsn", help="user/password@host:port/service (default: $PELL_DSN); never printed whole"
+        "--dsn",
+        help="user/password@host:port/service (default: $PELL_DSN); never printed whole. "
+        "With --target postgres: a postgresql:// URL (default: $PELL_DB_URL, else the "
+        "embedded server, `pellc db`)",
     )
     deploy.add_argument("--dry-run", action="store_true", help="print the plan; do not connect")
     check = commands.add_parser(
@@ -355,6 +354,9 @@ def _parser() -> argparse.ArgumentParser:
     # editors' generic clients often start a server with `--stdio`: the only transport here
     lsp.add_argument("--stdio", action="store_true", help="accepted; stdio is the default")
     lsp.set_defaults(format="text")  # its diagnostics go to the editor, not to stderr
+    from pell.run import add_parsers
+
+    add_parsers(commands, TARGETS)  # exec, sql, db, repl
     return parser
 
 
@@ -631,7 +633,8 @@ def _watch(args: argparse.Namespace) -> int:
     try:
         from watchfiles import watch
     except ImportError as error:
-        raise UsageError(f"build --watch needs watchfiles: {_pip_install('watchfiles>=0.21')}") from error
+        install = pip_install("watchfiles>=0.21")
+        raise UsageError(f"build --watch needs watchfiles: {install}") from error
     out_dir: Path = args.out_dir
     engine = Engine.of_inputs(args.files, target=args.target)
     result = _run_build(args, out_dir, False, args.map, engine)
@@ -915,10 +918,9 @@ def _explain(args: argparse.Namespace) -> int:
 
 def _deploy(args: argparse.Namespace) -> int:
     if args.target == "postgres":
-        raise UsageError(
-            "deploy connects to Oracle; for postgres, build and load the files with psql: "
-            "pell_runtime.sql first"
-        )
+        from pell.run import deploy_postgres
+
+        return deploy_postgres(args, _run_build)
     import os
     import tempfile
 
@@ -984,7 +986,8 @@ def _deploy(args: argparse.Namespace) -> int:
         try:
             import oracledb
         except ImportError as error:
-            raise UsageError(f"deploy needs python-oracledb: {_pip_install('oracledb>=2')}") from error
+            install = pip_install("oracledb>=2")
+            raise UsageError(f"deploy needs python-oracledb: {install}") from error
         assert dsn is not None
         try:
             connection = oracledb.connect(**deploy.credentials(dsn))
@@ -1019,19 +1022,45 @@ def _lsp(args: argparse.Namespace) -> int:
     except ImportError as error:
         if (error.name or "").split(".")[0] not in ("pygls", "lsprotocol"):
             raise  # not the missing extra: a bug
-        raise UsageError(f"pellc lsp needs pygls: {_pip_install('pygls>=2,<3')}") from error
+        raise UsageError(f"pellc lsp needs pygls: {pip_install('pygls>=2,<3')}") from error
     # main() turns the cycle collector off for a short run; a server runs for hours
     gc.enable()
     return run()
+def _exec(args: argparse.Namespace) -> int:
+    from pell.run import exec_command
+
+    return exec_command(args)
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from pell.run import sql_command
+
+    return sql_command(args)
+
+
+def _repl(args: argparse.Namespace) -> int:
+    from pell.repl import repl_command
+
+    return repl_command(args)
+
+
+def _db(args: argparse.Namespace) -> int:
+    from pell.run import db_command
+
+    return db_command(args)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "build": _build,
     "check": _check,
+    "db": _db,
     "deploy": _deploy,
+    "exec": _exec,
     "explain": _explain,
     "lsp": _lsp,
+    "repl": _repl,
     "runtime": _runtime,
+    "sql": _sql,
     "verify": _verify,
 }
 

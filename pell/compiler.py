@@ -125,8 +125,9 @@ def compile(
             return CompileResult(
                 source, None, tuple(diagnostics), module, None, checked.retry_facts, checked=checked
             )
+        pg_lines = None if pg.origins is None else source_map(source, pg.sql, pg.origins)
         return CompileResult(
-            source, pg.sql, tuple(diagnostics), module, None, checked.retry_facts, pg, checked
+            source, pg.sql, tuple(diagnostics), module, pg_lines, checked.retry_facts, pg, checked
         )
     lowered = lower(checked, target)
     printer = print_script if module.script else print_module

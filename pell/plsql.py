@@ -418,7 +418,7 @@ class Printer:
     def __init__(self, target: str = "oracle", marks: bool = True) -> None:
         self.lines: list[str] = []
         self.target = target
-        self.marks = marks  # False: no source markers (the postgres target has no source map)
+        self.marks = marks  # False: no source markers (a text nothing maps back: aggregates)
         self.table = POSTGRES_PRINTERS if target == "postgres" else PRINTERS
 
     def line(self, depth: int, origin: int, text: str) -> None:

@@ -74,3 +74,12 @@ def template_environment() -> jinja2.Environment:
         autoescape=False,
         bytecode_cache=bytecode_cache,
     )
+
+
+def pip_install(requirement: str) -> str:
+    """The command that installs a missing dependency with this interpreter's pip: it works
+    wherever pellc was installed from (a clone, a wheel, a venv)."""
+    import shlex
+    import sys
+
+    return shlex.join([sys.executable, "-m", "pip", "install", requirement])

@@ -15,6 +15,7 @@ from pell import ast, naming, plsql
 from pell.checker import types as t
 from pell.checker.model import CheckedModule, FnInfo
 from pell.checker.ut import suite_annotation
+from pell.codegen import strip_markers
 from pell.codegen.expressions import quote_text
 from pell.diagnostics import Diagnostic
 from pell.postgres.aggregates import aggregate_ddl
@@ -34,6 +35,9 @@ class PgModule:
 
     sql: str
     subprograms: tuple[plsql.Subprogram, ...]
+    # SQL line (1-based) -> the source offset of its statement: `pellc exec` maps an error's
+    # PL/pgSQL line back to Pell through it
+    origins: dict[int, int] | None = None
 
 
 def _record_ddl(checked: CheckedModule, schema: str, name: str) -> list[str]:
@@ -117,18 +121,21 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         # lower to: the declarations are what is reported
         return None, diagnostics
     functions: list[str] = []
+    # each function's body line (1-based, in the function's text) -> source offset
+    function_origins: list[dict[int, int]] = []
     subprograms: list[plsql.Subprogram] = []
     helpers: set[str] = set()
     commits = Commits()
     for name, fn in checked.fns.items():
         try:
             lowerer = PgFnLowerer(checked, fn, checked.analyses[name], schema, commits)
-            body, tree = lowerer.lower_fn()
+            marked, tree = lowerer.lower_fn(marks=True)
             helpers |= lowerer.helpers
             autonomous = _autonomous(fn, checked, schema)
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
+        body, body_origins = strip_markers(marked)
         if autonomous is not None:
             # the body is a function of its own, which the fn runs in a session of its own
             body_name, wrapper = autonomous
@@ -137,7 +144,8 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
                 f"CREATE OR REPLACE {_signature(fn, checked, schema, False, body_name)}\n"
                 f"LANGUAGE plpgsql AS {quote}\n{body}\n{quote};"
             )
-            body = wrapper
+            function_origins.append({line + 2: offset for line, offset in body_origins.items()})
+            body, body_origins = wrapper, {}
             tree.autonomous = True
             tree.transaction_control = False  # the body runs as a FUNCTION there
         deterministic = any(a.name == "deterministic" for a in fn.decl.annotations)
@@ -155,6 +163,8 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
             f"CREATE OR REPLACE {_signature(fn, checked, schema, lowerer.procedure)}\n"
             f"LANGUAGE plpgsql{volatility} AS {quote}\n{body}\n{quote};"
         )
+        # the body starts on the function's third line
+        function_origins.append({line + 2: offset for line, offset in body_origins.items()})
     aggregates: list[str] = []
     for info in checked.aggregates.values():
         try:
@@ -172,9 +182,15 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     for name in _record_order(checked):
         parts += _record_ddl(checked, schema, name)
     parts += [json_helper(schema, helper) for helper in sorted(helpers)]
+    # the script's line of each function's first line: parts are joined by a blank line
+    first = sum(part.count("\n") + 2 for part in parts) + 1
+    origins: dict[int, int] = {}
+    for function, lines in zip(functions, function_origins, strict=True):
+        origins |= {first + line - 1: offset for line, offset in lines.items()}
+        first += function.count("\n") + 2
     parts += functions
     parts += aggregates
-    return PgModule("\n\n".join(parts) + "\n", tuple(subprograms)), []
+    return PgModule("\n\n".join(parts) + "\n", tuple(subprograms), origins), []
 
 
 def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, list[Diagnostic]]:
@@ -188,12 +204,17 @@ def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     if declared:
         return None, [_unsupported("a fn or record in a script", min(declared, key=lambda s: s.start))]
     fn = checked.fns[ast.SCRIPT_FN]
+    lowerer = PgFnLowerer(checked, fn, checked.analyses[fn.decl.name], "pg_temp")
     try:
-        body, tree = PgFnLowerer(checked, fn, checked.analyses[fn.decl.name], "pg_temp").lower_fn()
+        marked, tree = lowerer.lower_fn(marks=True)
     except Unsupported as problem:
         return None, [_unsupported(problem.what, problem.span)]
+    body, body_origins = strip_markers(marked)
     quote = next(q for q in _dollar_quotes() if q not in body)
-    return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,)), []
+    # the body's first line follows `DO $pell$`, on the line after the header and a blank one
+    first = header.count("\n") + 4
+    origins = {first + line - 1: offset for line, offset in body_origins.items()}
+    return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,), origins), []
 
 
 def _is_autonomous(fn: FnInfo) -> bool:

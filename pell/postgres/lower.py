@@ -186,8 +186,10 @@ class PgFnLowerer:
 
     # -- the whole function
 
-    def lower_fn(self) -> tuple[str, plsql.Subprogram]:
-        """The function's text between its dollar quotes, and its tree for the verifier."""
+    def lower_fn(self, marks: bool = False) -> tuple[str, plsql.Subprogram]:
+        """The function's text between its dollar quotes, and its tree for the verifier;
+        with `marks`, each statement's line holds its source marker (plsql.source_marker),
+        for a source map."""
         decl = self.fn.decl
         names = {a.name for a in decl.annotations}
         for annotation in ("result_cache", "udf"):
@@ -213,7 +215,7 @@ class PgFnLowerer:
                 self.emit(plsql.Return())
 
         statements = self.collect(body)
-        printer = plsql.Printer("postgres", marks=False)
+        printer = plsql.Printer("postgres", marks=marks)
         printer.statements(statements, 1)
         declare = ["DECLARE", *(INDENT + d for d in self.declarations)] if self.declarations else []
         text = "\n".join([*declare, "BEGIN", *printer.lines, "END;"])
