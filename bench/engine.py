@@ -101,7 +101,7 @@ def watch_edits(root: Path, modules: int, edits: int) -> None:
         print(
             f"watch: save to output written: median {statistics.median(times):.0f} ms, "
             f"worst {max(times):.0f} ms, of which the rebuild (the line's time): median "
-            f"{statistics.median(rebuilds):.0f} ms (watchfiles waits 50 ms for quiet first)"
+            f"{statistics.median(rebuilds):.0f} ms (watchfiles waits 10 ms of quiet first)"
         )
     finally:
         process.send_signal(2)
