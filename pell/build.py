@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
@@ -76,7 +77,19 @@ def _make_directory(path: Path) -> None:
 
 def write_atomically(path: Path, text: str) -> None:
     """Write to a temporary file beside `path`, then rename: readers never see half a file.
-    FileError when it cannot be written; the temporary file is removed then."""
+    FileError when it cannot be written; the temporary file is removed then. What is no
+    regular file (`-o /dev/null`, `/dev/stdout` on a terminal or pipe, a FIFO) is written
+    through, as any Unix tool writes it: renaming over it would replace the device node
+    itself. A symlink stays one: the file it names is written (made, when it names none)."""
+    try:
+        kind = os.stat(path).st_mode  # through symlinks
+    except OSError:
+        kind = None  # not there yet (or a dangling symlink): made by the rename
+    if kind is not None and not stat.S_ISREG(kind) and not stat.S_ISDIR(kind):
+        _write_through(path, text)
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     try:
         _make_directory(path.parent)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -93,6 +106,15 @@ def write_atomically(path: Path, text: str) -> None:
         if isinstance(error, OSError):
             raise FileError("write", path, error) from error
         raise
+
+
+def _write_through(path: Path, text: str) -> None:
+    """Write `text` into the existing non-regular file at `path` (a device, a FIFO)."""
+    try:
+        with open(path, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+    except OSError as error:
+        raise FileError("write", path, error) from error
 
 
 @record
@@ -113,6 +135,10 @@ def refuse_non_pell(inputs: list[Path]) -> None:
     given by mistake is not read as a Pell script (nor anything built or written)."""
     for entry in inputs:
         if entry.suffix != ".pell" and not entry.is_dir():
+            try:
+                os.stat(entry)
+            except OSError as error:  # a mistyped folder: what the system says of it
+                raise FileError("read", entry, error) from error
             raise InputError(
                 f"{entry} is not a .pell file: inputs are .pell files and directories of them"
             )
@@ -126,7 +152,8 @@ def find_sources(
     An entry that is not a readable file (a directory named `x.pell`, a dangling symlink) is a
     unit too: reading it fails. InputError for an input file that is not a `.pell` file.
     Subdirectories with settings of their own are other projects, left out: their settings
-    files are added to `nested`, if given."""
+    files are added to `nested`, if given. So are, silently, those no project's sources are
+    in (_not_sources): hidden folders (`.git`, `.venv`, `.tox`) and virtualenvs."""
     refuse_non_pell(inputs)
     units: list[SourceUnit] = []
     errors: list[FileError] = []
@@ -141,6 +168,7 @@ def find_sources(
         found: list[Path] = []
         for directory, subdirectories, files in os.walk(entry, onerror=unlisted):
             # a directory with settings of its own is another project's root: not this one's
+            subdirectories[:] = [n for n in subdirectories if not _not_sources(Path(directory, n))]
             roots = {
                 n: settings
                 for n in subdirectories
@@ -152,6 +180,14 @@ def find_sources(
             found += (Path(directory, n) for n in subdirectories + files if n.endswith(".pell"))
         units += (SourceUnit(p, p.relative_to(entry).with_suffix(".sql")) for p in sorted(found))
     return distinct_units(units), errors
+
+
+def _not_sources(directory: Path) -> bool:
+    """Whether a directory walk leaves `directory` out: a hidden one (its name starts with
+    `.`: `.git`, `.venv`, `.tox`, an editor's) or a Python virtualenv (it holds `pyvenv.cfg`,
+    whatever its name), whose site-packages holds other packages' files, pellc's own stubs
+    among them. Named as an input, such a directory is walked all the same."""
+    return directory.name.startswith(".") or (directory / "pyvenv.cfg").is_file()
 
 
 def distinct_units(units: list[SourceUnit]) -> list[SourceUnit]:

@@ -51,6 +51,11 @@ def _stdout(text: str) -> None:
         _write_whole(sys.stdout, text)
     except BrokenPipeError as error:
         raise StdoutClosed from error
+    except UnicodeEncodeError as error:  # PYTHONIOENCODING=ascii, LANG=C on an old Python
+        raise UsageError(
+            f"standard output ({error.encoding}) cannot encode U+{ord(error.object[error.start]):04X}: "
+            "write to a file with -o, or set PYTHONIOENCODING=utf-8"
+        ) from error
     except OSError as error:
         raise UsageError(f"cannot write standard output: {error.strerror or error}") from error
 
@@ -502,8 +507,8 @@ def _note_runtime_needed(source: Path, output: Path, sql: str, root: Path | None
 
     from pell.runtime import references_runtime
 
-    if not references_runtime(sql):
-        return
+    if not references_runtime(sql) or not output.is_file():
+        return  # (`-o /dev/null`: no runtime to write beside it, in /dev)
     # the runtime is the whole project's (README, Errors and the runtime package)
     folder = root or source.parent
     runtime = output.parent / "pell_runtime.sql"
@@ -598,11 +603,18 @@ def _build_tree(args: argparse.Namespace) -> int:
             sys.stderr.write(report.note(f"to bring them up to date, run: {_update_command(args)}"))
         failed = bool(problems) or result.failed or result.runtime == "failed"
         return _exit_code(bool(result.file_errors), failed)
+    sys.stderr.write(_build_summary(result))
+    return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
+
+
+def _build_summary(result: BuildResult) -> str:
+    """A directory build's closing counts, as text or a summary line."""
+    from pell import report
+
     counts: dict[str, object] = {s: result.count(s) for s in ("built", "unchanged", "failed")}
     counts |= {"removed": len(result.leftovers), "runtime": result.runtime}
     counts["code_file"] = result.code_file
-    sys.stderr.write(report.summary("build", result.summary(), counts))
-    return _exit_code(bool(result.file_errors), result.failed or result.runtime == "failed")
+    return report.summary("build", result.summary(), counts)
 
 
 def _update_command(args: argparse.Namespace) -> str:
@@ -626,6 +638,7 @@ def _watch(args: argparse.Namespace) -> int:
     one line. Ctrl-C stops it: exit 0."""
     import time
 
+    from pell import report
     from pell.build import InputError
     from pell.engine import Engine
     from pell.project import CONFIG_FILES, ConfigError
@@ -638,7 +651,7 @@ def _watch(args: argparse.Namespace) -> int:
     out_dir: Path = args.out_dir
     engine = Engine.of_inputs(args.files, target=args.target)
     result = _run_build(args, out_dir, False, args.map, engine)
-    sys.stderr.write(result.summary() + "\n")
+    sys.stderr.write(_build_summary(result))
     # main() turned the cycle collector off for a short run; a watch runs for hours, and each
     # rebuild leaves cycles (a checked module's imports refer back to it). What the first
     # build made stays: frozen, it is not scanned again by each collection.
@@ -647,7 +660,7 @@ def _watch(args: argparse.Namespace) -> int:
     gc.enable()
     root = engine.config.root
     roots = [root] if root is not None else [p if p.is_dir() else p.parent for p in args.files]
-    sys.stderr.write(f"watching {', '.join(map(str, roots))} for changes (Ctrl-C stops)\n")
+    sys.stderr.write(report.note(f"watching {', '.join(map(str, roots))} for changes (Ctrl-C stops)"))
     sys.stderr.flush()
     outputs = os.path.abspath(out_dir) + os.sep
 
@@ -684,7 +697,12 @@ def _watch(args: argparse.Namespace) -> int:
                 parts.append(f"failed {result.count('failed')}")
             if result.leftovers:
                 parts.append(f"removed {len(result.leftovers)}")
-            sys.stderr.write(", ".join(parts) + f", {elapsed:.0f} ms\n")
+            counts: dict[str, object] = {"changed": [str(p) for p in changed]}
+            counts |= {"recompiled": [str(p) for p in recompiled]}
+            counts["written"] = [str(p) for p in written]
+            counts |= {"failed": result.count("failed"), "removed": len(result.leftovers)}
+            counts["ms"] = round(elapsed)
+            sys.stderr.write(report.rebuild(", ".join(parts) + f", {elapsed:.0f} ms", counts))
             sys.stderr.flush()
     except KeyboardInterrupt:
         pass
@@ -830,7 +848,9 @@ def _runtime(args: argparse.Namespace) -> int:
         if not directory.is_dir():
             reason = "Not a directory" if directory.exists() else "No such file or directory"
             raise UsageError(f"cannot read {directory}: {reason}")
-    units, file_errors = find_sources(args.dirs)
+    nested: list[Path] = []
+    units, file_errors = find_sources(args.dirs, nested)
+    _note_nested_projects(nested)
     for problem in file_errors:
         _report(problem)
     if not units and not file_errors:

@@ -89,14 +89,14 @@ def read_code_book(path: Path) -> tuple[CodeBook, str] | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as error:
-        raise CodeFileError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}") from error
+        raise CodeFileError(f"cannot read {path}: {getattr(error, 'strerror', None) or error}", path) from error
     try:
         data = json.loads(text)
     except ValueError as error:
-        raise CodeFileError(f"{path}: not valid JSON: {error}") from error
+        raise CodeFileError(f"{path}: not valid JSON: {error}", path) from error
     problem = _shape_problem(data)
     if problem is not None:
-        raise CodeFileError(f"{path}: {problem}")
+        raise CodeFileError(f"{path}: {problem}", path)
     codes = {str(k): int(v) for k, v in data["codes"].items()}
     retired = {int(k): str(v) for k, v in data.get("retired", {}).items()}
     return CodeBook(codes, retired), text

@@ -3,7 +3,8 @@
     [tool.hatch.build.hooks.pell]
     sources = ["db"]               # folders (or files) of .pell modules, relative to the project
     destination = "mypkg/sql"      # where the .sql files go inside the wheel (default <name>/sql)
-    target = "23ai"                # 23ai, 19c or 12.2
+    target = "23ai"                # 23ai, 19c, 12.2 or postgres; default: the project's
+                                   # `target` ([tool.pellc] or pell.toml), else 23ai
 
 Registered as the `pell` hatch plugin through the `hatch` entry point group. A module with
 errors fails the build with its diagnostics, said as pellc says them, without a traceback:
@@ -26,7 +27,7 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
         from pell.build import InputError, build_tree
-        from pell.project import ConfigError
+        from pell.project import ConfigError, find_config
 
         root = Path(self.root)
         sources = [root / s for s in self.config.get("sources", ["db"])]
@@ -37,7 +38,9 @@ class PellBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         destination = str(self.config.get("destination", f"{name}/sql")).strip("/")
         self._output = Path(tempfile.mkdtemp(prefix="pellc-hatch-"))
         try:
-            result = build_tree(sources, self._output, str(self.config.get("target", "23ai")))
+            # as every pellc command: the project's target unless the hook names one
+            target = self.config.get("target") or find_config(sources[0]).target or "23ai"
+            result = build_tree(sources, self._output, str(target))
         except (InputError, ConfigError) as error:
             self._fail(str(error))
         if result.failed or result.runtime == "failed" or result.file_errors:

@@ -181,7 +181,12 @@ def declared_path(text: str) -> tuple[str, ...] | None:
 
 
 class ConfigError(Exception):
-    """A `[tool.pellc]` table pellc cannot use: one line naming the file and the problem."""
+    """A `[tool.pellc]` table pellc cannot use: one line naming the file and the problem;
+    `path`, that file (a json error line's `path`)."""
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @record
@@ -219,9 +224,9 @@ def read_config(path: Path) -> Config | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read: {error}") from error
+        raise ConfigError(f"{path}: cannot read: {error}", path) from error
     except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{path}: not valid TOML: {error}") from error
+        raise ConfigError(f"{path}: not valid TOML: {error}", path) from error
     if path.name == "pyproject.toml":
         table = data.get("tool", {}).get("pellc")
         if table is None:
@@ -230,30 +235,30 @@ def read_config(path: Path) -> Config | None:
         table = data
     where = f"{path}: [tool.pellc]" if path.name == "pyproject.toml" else str(path)
     if not isinstance(table, dict):
-        raise ConfigError(f"{where}: must be a table")
+        raise ConfigError(f"{where}: must be a table", path)
     unknown = sorted(set(table) - _KEYS)
     if unknown:
-        raise ConfigError(f"{where}: unknown setting `{unknown[0]}`; pellc reads {', '.join(sorted(_KEYS))}")
+        raise ConfigError(f"{where}: unknown setting `{unknown[0]}`; pellc reads {', '.join(sorted(_KEYS))}", path)
     target = table.get("target")
     if target is not None and target not in TARGETS:
-        raise ConfigError(f"{where}: target `{target}` is not one of {', '.join(TARGETS)}")
+        raise ConfigError(f"{where}: target `{target}` is not one of {', '.join(TARGETS)}", path)
     strict = table.get("warnings-as-errors", False)
     if not isinstance(strict, bool):
-        raise ConfigError(f"{where}: `warnings-as-errors` is true or false")
+        raise ConfigError(f"{where}: `warnings-as-errors` is true or false", path)
     allow = table.get("allow", [])
     if not (isinstance(allow, list) and all(isinstance(a, str) for a in allow)):
-        raise ConfigError(f"{where}: `allow` is a list of warning codes")
+        raise ConfigError(f"{where}: `allow` is a list of warning codes", path)
     for code in allow:
         if code not in CODES:
             # only a warning can be allowed: the suggestion is one
             warnings = [name for name, (severity, _) in CODES.items() if severity.value == "warning"]
             suggestion = did_you_mean(code, warnings)
-            raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code{suggestion}")
+            raise ConfigError(f"{where}: `allow` names `{code}`, which is no pellc code{suggestion}", path)
         if CODES[code][0].value == "error":
-            raise ConfigError(f"{where}: `allow` names `{code}`, an error; only warnings can be allowed")
+            raise ConfigError(f"{where}: `allow` names `{code}`, an error; only warnings can be allowed", path)
     codes = table.get("error-codes", "pell-error-codes.json")
     if not isinstance(codes, str) or not codes:
-        raise ConfigError(f"{where}: `error-codes` is a file name")
+        raise ConfigError(f"{where}: `error-codes` is a file name", path)
     return Config(path.parent, path, target, strict, frozenset(allow), codes)
 
 

@@ -8,8 +8,10 @@ rootdir; default the rootdir), as the file of those settings:
 - one item per module, named by its path from the project's root: it compiles the module as
   `pellc build` does (the whole project's index, the retry checks across modules, the
   project's settings) and fails on any error diagnostic, then compares the module's SQL with
-  its syrupy single-file snapshot, `__snapshots__/pellc/<path>.sql` under the root, failing
-  with a unified diff; `--snapshot-update` (syrupy's option) writes it;
+  its syrupy single-file snapshot, `__pell_snapshots__/<path>.sql` under the root, failing
+  with a unified diff; `--snapshot-update` (syrupy's option) writes it. The project's error
+  codes (pell_runtime: `duplicate-name`, `too-many-errors`) fail the modules that declare
+  them, and an unusable error-code file fails an item of its own, as they fail a build;
 - `verify`: runs `pell.verify` over the modules and fails on any finding (an `allow`ed
   warning code excepted);
 - one item per snapshot that no module has any more: fails until `--snapshot-update`
@@ -44,7 +46,10 @@ if TYPE_CHECKING:
 
 # The compiler (and syrupy) are imported only when --pell asks for them: every pytest run
 # where pellc is installed loads this plugin.
-SNAPSHOTS = Path("__snapshots__", "pellc")  # under the project's root
+# Under the project's root. Not in syrupy's `__snapshots__` (its --snapshot-dirname): syrupy
+# counts every file there that no test of its own used as unused, and --snapshot-update
+# deletes them (syrupy 7 walks that folder beside each collected test module).
+SNAPSHOTS = Path("__pell_snapshots__")
 _SETTINGS = pytest.StashKey[Path]()  # the project's settings file, when --pell is on
 
 
@@ -141,9 +146,18 @@ class PellProject(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from pell.build import find_sources
 
-        units, unlisted = find_sources([self.root])
+        nested: list[Path] = []
+        units, unlisted = find_sources([self.root], nested)
         if unlisted:
             raise PellFailure("\n".join(str(error) for error in unlisted))
+        for settings in nested:  # as `pellc build` notes them
+            where = os.path.relpath(settings, self.config.rootpath)
+            message = f"{where}: its folder is another project, left out (test it on its own)"
+            warnings.warn_explicit(message, PellWarning, str(settings), 1)
+        code_file_problem = _code_file_problem(self.settings)
+        if code_file_problem is not None:
+            name = os.path.relpath(code_file_problem[0], self.root)
+            yield PellCodeFile.from_parent(self, name=name, problem=code_file_problem[1])
         outputs = set()
         for unit in units:
             outputs.add(unit.output)
@@ -176,52 +190,60 @@ class PellProject(pytest.File):
 
 
 def _compile_project(root: Path, rootdir: Path, settings: Config) -> dict[Path, _Module]:
-    from pell import compile_source, decode_source
-    from pell.build import (
-        FileError,
-        find_sources,
-        project_of,
-        project_wide_findings,
-        read_source,
-    )
+    """Each module as `pellc build` of the root reports it, through the same Engine: its own
+    diagnostics, the retry findings across modules, and the problems of the project's error
+    codes at its declarations (duplicate-name, too-many-errors); no SQL after an error."""
+    from pell import decode_source
+    from pell.build import FileError, find_sources, read_source
     from pell.diagnostics import has_errors
+    from pell.engine import Engine
     from pell.records import replace
 
-    target = settings.target or "23ai"
-    units, unlisted = find_sources([root])
+    engine = Engine(root, target=settings.target)
+    units, _ = find_sources([root])
     modules: dict[Path, _Module] = {}
-    texts: dict[Path, str | None] = {}
     for unit in units:
         shown = os.path.relpath(unit.path, rootdir)
         try:
             text, failure = decode_source(read_source(unit.path), shown)
         except FileError as error:
             modules[unit.path] = _Module(unit.path, shown, None, None, str(error))
-            texts[unit.path] = None
             continue
-        texts[unit.path] = text
-        modules[unit.path] = _Module(unit.path, shown, text, failure, "")
-    project = project_of([root], texts, (units, unlisted))
-    compiled: list[tuple[Path, CompileResult]] = []
-    for path, module in modules.items():
-        if module.text is None:
+        if failure is not None:  # not UTF-8: its `encoding` error
+            modules[unit.path] = _Module(unit.path, shown, None, failure, "")
             continue
-        # the file's name in the output's header, as a build writes it
-        result = compile_source(module.text, path.name, target, project.index, path)
-        duplicate = project.duplicate_of(path)
-        if duplicate is not None:
-            result = result.failed_with(duplicate)
-        compiled.append((path, result))
-    facts = [result.retry_facts for _, result in compiled if result.retry_facts is not None]
-    across = project_wide_findings(project, [path for path, _ in compiled], facts, target)
-    for path, result in compiled:
-        found = across.get(result.retry_facts.name, []) if result.retry_facts else []
-        if found:  # refused for its calls into other modules: no output, as in a build
-            diagnostics = (*result.diagnostics, *found)
+        result = engine.compiled(unit.path)
+        diagnostics = engine.diagnostics(unit.path)
+        if len(diagnostics) != len(result.diagnostics):  # the error codes' problems
             sql = None if has_errors(diagnostics) else result.sql
-            result = replace(result, diagnostics=diagnostics, sql=sql)
-        modules[path].result = result
+            result = replace(result, diagnostics=tuple(diagnostics), sql=sql)
+        modules[unit.path] = _Module(unit.path, shown, text, result, "")
     return modules
+
+
+def _code_file_problem(settings: Config) -> tuple[Path, str] | None:
+    """The project's error-code file and why pellc cannot use it (`pellc build` and `pellc
+    runtime` stop on it, exit 2); None when it is usable or there is none yet."""
+    from pell.error_codes import CodeFileError, read_code_book
+
+    path = settings.error_codes_path
+    if path is None:
+        return None
+    try:
+        read_code_book(path)
+    except CodeFileError as error:
+        return path, str(error)
+    return None
+
+
+def _diff_lines(diff: Iterator[str]) -> Iterator[str]:
+    """unified_diff's lines, each ending its line: a last line without a newline is followed
+    by `\\ No newline at end of file`, as diff and git say it."""
+    for line in diff:
+        if line.endswith("\n"):
+            yield line
+        else:
+            yield line + "\n\\ No newline at end of file\n"
 
 
 def _shown_source(module: _Module) -> SourceFile:
@@ -233,6 +255,13 @@ def _shown_source(module: _Module) -> SourceFile:
 
 class PellItem(pytest.Item):
     """An item whose failure is its message."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        # What pytest's Function items have (no fixtures here). Other plugins' hooks read it
+        # from every item: pytest-lsp 1.0's pytest_runtest_call wrapper returns without
+        # yielding for an item without it, and pluggy then fails the item.
+        self.funcargs: dict[str, object] = {}
 
     @property
     def project(self) -> PellProject:
@@ -305,7 +334,7 @@ class PellModule(PellItem):
         )
         raise PellFailure(
             f"{shown}: its SQL is not its snapshot's; `pytest --snapshot-update` accepts it\n"
-            + "".join(line if line.endswith("\n") else line + "\n" for line in diff).rstrip("\n")
+            + "".join(_diff_lines(diff)).rstrip("\n")
         )
 
     def _unused(self, snapshot: Path, why: str) -> None:
@@ -355,6 +384,17 @@ class PellUnusedSnapshot(PellItem):
         raise PellFailure(
             f"{where}: no module of the project writes it; --snapshot-update removes it"
         )
+
+
+class PellCodeFile(PellItem):
+    """The project's error-code file, when pellc cannot use it: `pellc build` stops on it."""
+
+    def __init__(self, *, problem: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.problem = problem
+
+    def runtest(self) -> None:
+        raise PellFailure(self.problem)
 
 
 class PellWarning(UserWarning):

@@ -34,6 +34,7 @@ KINDS: dict[str, str] = {
     "deploy-step": "a statement `pellc deploy` runs (or would run, with --dry-run)",
     "progress": "a directory build's progress: the module it is at",
     "summary": "the counts a command ends with",
+    "rebuild": "`build --watch`: what one rebuild compiled and wrote, and its time",
     "note": "something to know that is neither a diagnostic nor an error",
     "error": "a usage, file, database or internal error: the run stops or skips a file",
 }
@@ -81,6 +82,13 @@ def summary(command: str, text: str, counts: dict[str, object]) -> str:
     """A command's closing counts: `text`, or a summary line of `counts`."""
     if is_json():
         return json_line("summary", {"command": command, **counts})
+    return text + "\n"
+
+
+def rebuild(text: str, counts: dict[str, object]) -> str:
+    """One rebuild of `build --watch`: `text`, or a rebuild line of `counts`."""
+    if is_json():
+        return json_line("rebuild", counts)
     return text + "\n"
 
 

@@ -1036,3 +1036,21 @@ def test_a_directory_build_compiles_scripts_that_import_its_modules(
     one = (out / "one.sql").read_text("utf-8")
     assert one.endswith("BEGIN\n  dbms_output.put_line(greet.hello('a'));\nEND;\n/\n")
     assert "PACKAGE" not in one and "PACKAGE" not in (out / "two.sql").read_text("utf-8")
+
+
+def test_directory_walks_leave_hidden_folders_and_virtualenvs_out(tmp_path: Path) -> None:
+    """find_sources, the one walk of build, check, verify, runtime and the pytest plugin: a
+    `.venv` (or any hidden folder) and a virtualenv of any name hold other packages' `.pell`
+    files (pellc's own stubs in site-packages), no module of the project. Named as the input,
+    such a folder is walked."""
+    from pell.build import find_sources
+
+    module = "module m;\npub fn f() -> number { return 1; }\n"
+    for folder in ["db", ".venv/lib/python3.11/site-packages/pell/stubs", ".git/x", "env/lib"]:
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "m.pell").write_text(module, "utf-8")
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n", "utf-8")
+    units, unlisted = find_sources([tmp_path])
+    assert [unit.output.as_posix() for unit in units] == ["db/m.sql"] and not unlisted
+    units, _ = find_sources([tmp_path / ".git"])
+    assert [unit.output.as_posix() for unit in units] == ["x/m.sql"]

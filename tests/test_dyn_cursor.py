@@ -132,13 +132,62 @@ def test_a_dynamic_pivot_writes_no_value_in_the_session_nls_formats() -> None:
     functions = functions[: functions.index("FUNCTION", functions.index("TIME ZONE)"))]
     assert "TO_CHAR(p_value, 'TM9', 'NLS_NUMERIC_CHARACTERS = ''.,''')" in functions
     assert "FUNCTION pell_pivot_item(p_value IN DATE) RETURN VARCHAR2 IS\n" in functions
-    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS');" in functions
-    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9');" in functions
-    assert "TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM');" in functions
-    assert functions.count("RETURN 'TIMESTAMP ''' || l_text || ''' AS ' ||") == 3
+    # (each datetime's format, and how it is read back: the next test)
+    assert functions.count("TO_CHAR(p_value, c_format, 'NLS_CALENDAR=GREGORIAN');") == 3
     # no conversion is left to the session: every TO_CHAR has its format
     assert "TO_CHAR(p_value)" not in functions
     assert "REPLACE(r_pivot_value" not in sql
+
+
+def _pivot_items(sql: str) -> dict[str, str]:
+    """Each pell_pivot_item overload's text, by its parameter's type."""
+    found = re.findall(
+        r"\n  FUNCTION pell_pivot_item\(p_value IN ([A-Z0-9 ]+)\) RETURN VARCHAR2 IS\n"
+        r"(.*?)\n  END pell_pivot_item;",
+        sql,
+        re.S,
+    )
+    return dict(found)
+
+
+def test_a_dynamic_pivot_reads_each_datetime_back_with_the_format_it_was_written_in() -> None:
+    # review 13: YYYY has no sign, so 15 March 44 BC was written as the ANSI literal
+    # TIMESTAMP '0044-03-15 00:00:00', AD 44: its rows matched no IN item and their sums were
+    # lost. An ANSI literal takes no signed year ("Datetime Literals"): each datetime is
+    # written with SYYYY in the Gregorian calendar and read back by the TO_ function of its
+    # type with the same format and calendar, never the session's.
+    items = _pivot_items(_sql())
+    readers = {
+        "DATE": "TO_DATE",
+        "TIMESTAMP": "TO_TIMESTAMP",
+        "TIMESTAMP WITH TIME ZONE": "TO_TIMESTAMP_TZ",
+    }
+    assert set(items) == {"VARCHAR2", "NUMBER", *readers}
+    for type_, reader in readers.items():
+        body = items[type_]
+        written = re.search(r"c_format CONSTANT VARCHAR2\(40\) := '([^']*)';", body)
+        assert written is not None, type_
+        assert written.group(1).startswith("SYYYY-MM-DD HH24:MI:SS"), type_
+        assert "l_text VARCHAR2(100) := TO_CHAR(p_value, c_format, 'NLS_CALENDAR=GREGORIAN');" in body
+        read = (
+            f"RETURN '{reader}(''' || l_text || ''', ''' || c_format || "
+            "''', ''NLS_CALENDAR=GREGORIAN'') AS '"
+        )
+        assert read in body, type_
+        # the alias is the text without the blank before an AD year: 44 BC and AD 44 are
+        # two names
+        assert "|| DBMS_ASSERT.ENQUOTE_NAME(LTRIM(l_text), FALSE);" in body, type_
+        assert "TIMESTAMP '''" not in body, type_
+        assert "YYYY" not in body.replace("SYYYY", ""), type_
+
+
+def test_a_dynamic_pivot_refuses_a_text_value_with_a_double_quote() -> None:
+    # review 13: ENQUOTE_NAME adds no quotes to a name already quoted, so the value `"EAST"`
+    # got the alias "EAST", the same as the value `EAST`: two IN items, one column name. No
+    # quoted name holds a `"`: such a value is refused before its item is written.
+    body = _pivot_items(_sql())["VARCHAR2"]
+    check = body.index("IF INSTR(p_value, '\"') > 0 THEN\n      RAISE VALUE_ERROR;\n    END IF;")
+    assert check < body.index("RETURN DBMS_ASSERT.ENQUOTE_LITERAL(") < body.index("ENQUOTE_NAME(p_value")
 
 
 def test_a_typed_pivot_is_a_static_query_over_the_enum_values() -> None:

@@ -5,6 +5,7 @@ engine against a fresh one of the same texts (an update must give what a cold st
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import signal
@@ -354,6 +355,42 @@ def test_build_watch_rebuilds_on_save(tmp_path: Path) -> None:
         code = process.wait(timeout=30)
     assert code == 0
     assert lines.next(5) == ""  # no traceback: stderr ends
+
+
+def test_build_watch_under_format_json_writes_only_json_lines(tmp_path: Path) -> None:
+    """`build --watch --format json`: the first build's summary, the note, then one rebuild line
+    a save (docs/json.md), nothing but JSON."""
+    pytest.importorskip("watchfiles")
+    src = _project(tmp_path)
+    out = tmp_path / "out"
+    pellc = Path(sys.executable).parent / "pellc"
+    process = subprocess.Popen(
+        [str(pellc), "build", "--watch", "--format", "json", str(src), "-d", str(out)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = _Lines(process)
+    try:
+        summary = json.loads(lines.next(60))
+        assert (summary["kind"], summary["built"], summary["failed"]) == ("summary", 4, 0)
+        assert json.loads(lines.next(10))["kind"] == "note"
+        edited = OTHER.replace("return id;", "return id + 41;")
+        rebuilt = ""
+        for _ in range(20):  # the watcher may start a moment after its line: save again
+            (src / "other.pell").write_text(edited, "utf-8")
+            rebuilt = lines.next(1.5)
+            if rebuilt:
+                break
+        line = json.loads(rebuilt)
+        assert line["schema"] == 1 and line["kind"] == "rebuild", line
+        assert (line["changed"], line["recompiled"]) == ([str(src / "other.pell")],) * 2
+        assert (line["written"], line["failed"], line["removed"]) == (["other.sql"], 0, 0)
+        assert isinstance(line["ms"], int)
+    finally:
+        process.send_signal(signal.SIGINT)
+        code = process.wait(timeout=30)
+    assert code == 0
+    assert lines.next(5) == ""
 
 
 class _Lines:

@@ -358,7 +358,7 @@ module ledger;
 @retry(n = 50, backoff = 5, jitter = 10)
 pub fn transfer(from_id: number, to_id: number, amount: number) {
     sql! { update accounts set balance = balance - :amount where id = :from_id };
-    let slept: text = sql! { select pg_sleep(0.05)::text }.one();
+    let slept: text = sql! { select pg_sleep(0.1)::text }.one();
     sql! { update accounts set balance = balance + :amount where id = :to_id };
 }
 """
@@ -379,7 +379,8 @@ def test_parallel_cells_calling_a_retried_fn_deadlock_and_every_one_completes(
     )
     assert pellc("sql", "setup.sql", env=embedded, cwd=tmp_path).returncode == 0
     before = int(pellc("sql", "deadlocks.sql", env=embedded, cwd=tmp_path).stdout.split()[1])
-    cell = 'for i in 1..=3 {{ ledger::transfer({}, {}, 1); }}\nprintln("done");'
+    # each cell runs for a second or more: the four overlap however late each process starts
+    cell = 'for i in 1..=10 {{ ledger::transfer({}, {}, 1); }}\nprintln("done");'
     cells = [
         subprocess.Popen(
             [sys.executable, "-m", "pell", "exec", "-e", cell.format(a, b)],
@@ -396,7 +397,7 @@ def test_parallel_cells_calling_a_retried_fn_deadlock_and_every_one_completes(
     assert [out for out, _ in finished] == ["done\n"] * 4
     (tmp_path / "balances.sql").write_text("select balance from accounts order by id;\n")
     balances = pellc("sql", "balances.sql", env=embedded, cwd=tmp_path).stdout
-    assert balances == "balance\n100\n100\n"  # 6 each way: conserved, every one applied
+    assert balances == "balance\n100\n100\n"  # 20 each way: conserved, every one applied
     after = int(pellc("sql", "deadlocks.sql", env=embedded, cwd=tmp_path).stdout.split()[1])
     assert after > before, "the cells should really deadlock"
 

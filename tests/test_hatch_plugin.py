@@ -71,3 +71,18 @@ def test_an_unreadable_module_fails_the_build_and_names_it(tmp_path: Path) -> No
         done.stdout + done.stderr
     )
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_the_wheel_has_the_projects_target(tmp_path: Path) -> None:
+    """`[tool.pellc] target = "postgres"` without a `target` in the hook: the wheel ships what
+    `pellc build` of the project writes, PostgreSQL's SQL, as every pellc command does."""
+    project = _sample(tmp_path, (EXAMPLES / "orders.pell").read_text("utf-8"))
+    with (project / "pyproject.toml").open("a", encoding="utf-8") as settings:
+        settings.write('\n[tool.pellc]\ntarget = "postgres"\n')
+    done = _build_wheel(project)
+    assert done.returncode == 0, done.stderr
+    (wheel,) = (project / "dist").glob("sample_db-1.0-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        sql = archive.read("sample_db/sql/billing/orders.sql").decode("utf-8")
+    assert sql == compile_path(EXAMPLES / "orders.pell", target="postgres").sql
+    assert "-- Target: PostgreSQL" in sql

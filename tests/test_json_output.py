@@ -403,3 +403,14 @@ def test_the_document_describes_every_kind_with_an_example_line() -> None:
         | {"notes"},
         {"end"},
     )
+
+
+def test_a_bad_settings_file_is_the_path_of_its_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pell.toml").write_text('target = "nope"\n', "utf-8")
+    (tmp_path / "m.pell").write_text("module m;\n", "utf-8")
+    assert main(["build", "--format", "json", str(tmp_path / "m.pell")]) == 2
+    (line,) = _lines(capsys.readouterr().err)
+    assert line["category"] == "usage" and line["path"] == str(tmp_path / "pell.toml")
+    assert line["message"].startswith(f"{tmp_path / 'pell.toml'}: target `nope` is not one of")

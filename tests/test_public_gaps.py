@@ -369,6 +369,59 @@ def test_a_sequence_whose_schema_is_another_modules_package_is_reserved_name(
     assert ModuleFacts.from_json(facts.to_json()) == facts
 
 
+_AGGREGATE = (
+    "pub aggregate {name}(x: number) -> number {{\n    state {{ n: number = 0; }}\n"
+    "    step(v: number) {{ self.n = self.n + 1; }}\n"
+    "    merge(o: Self) {{ self.n = self.n + o.n; }}\n    finish() -> number {{ return self.n; }}\n}}\n"
+)
+
+
+def test_a_sequence_whose_schema_is_a_fn_or_aggregate_of_its_module_is_reserved_name() -> None:
+    # review 13: inside package `shop`, `hr.emp_seq.NEXTVAL` names its FUNCTION hr (PLS-00225),
+    # and an aggregate `hr` is the schema's function hr, found before the schema `hr`
+    def codes(items: str) -> list[tuple[str, int]]:
+        result = compile_source(f"module shop;\npub seq hr::emp_seq;\n{items}", "shop.pell")
+        return [(d.code, result.source.line_col(d.span.start)[0]) for d in result.diagnostics]
+
+    use = "pub fn next_id() -> number { return hr::emp_seq.nextval; }\n"
+    assert codes("pub fn hr() -> number { return 1; }\n" + use) == [("reserved-name", 2)]
+    assert codes("fn HR() -> number { return 1; }\n" + use) == [("reserved-name", 2)]
+    assert codes(_AGGREGATE.format(name="hr") + use) == [("reserved-name", 2)]
+    # negative cases: a fn of another name, a record (the type t_hr), a local `hr`
+    assert codes("pub fn hrs() -> number { return 1; }\n" + use) == []
+    assert codes("record hr { id: number }\n" + use) == []
+    local = "pub fn next_id() -> number {\n    let hr: number = 1;\n    return hr + hr::emp_seq.nextval;\n}\n"
+    assert codes(local) == []
+
+
+def test_a_sequence_whose_schema_is_another_modules_aggregate_is_reserved_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review 13: with the aggregate function HR in the schema, `hr.emp_seq` in package B finds
+    # the function before the schema `hr`; as a package `hr` was refused already
+    from pell.cli import main
+
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "hrx.pell").write_text("module hrx;\n" + _AGGREGATE.format(name="hr"))
+    user = "module {name};\npub seq hr::emp_seq;\npub fn f() -> number {{ return hr::emp_seq.nextval; }}\n"
+    for name in ("a", "z"):  # before and after the aggregate's module
+        (tmp_path / f"{name}.pell").write_text(user.format(name=name))
+    assert main(["check", "--no-verify", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    for name in ("a", "z"):
+        assert (
+            f"{name}.pell:2:1: error: sequence `hr::emp_seq`: the schema-level object `hr` (an "
+            "aggregate's function or a type) of module `hrx` is in the same schema"
+        ) in err
+    assert err.count("[reserved-name]") == 2
+    # negative case: the aggregate in another schema does not capture the name in this one
+    (tmp_path / "hrx.pell").write_text("module other.hrx;\n" + _AGGREGATE.format(name="hr"))
+    assert main(["check", "--no-verify", str(tmp_path)]) == 0, capsys.readouterr().err
+    # nor does a fn `hr` of another module: a member of that module's package
+    (tmp_path / "hrx.pell").write_text("module hrx;\npub fn hr() -> number { return 1; }\n")
+    assert main(["check", "--no-verify", str(tmp_path)]) == 0, capsys.readouterr().err
+
+
 def test_a_text_pattern_keeps_its_escaped_braces() -> None:
     # review 9: `"^a\{2\}$"` became the quantifier `^a{2}$` (matching "aa"); public Pell keeps
     # `\{` as written, the brace-literal pattern a `/^a\{2\}$/` literal is. Elsewhere `\{` is

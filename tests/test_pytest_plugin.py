@@ -16,7 +16,7 @@ import pytest
 from conftest import ROOT, TESTS, assert_oracle_accepts
 
 USER_REPO = TESTS / "user_repo"
-SNAPSHOTS = Path("__snapshots__", "pellc", "db")
+SNAPSHOTS = Path("__pell_snapshots__", "db")
 MODULES = ["accounts", "reports", "transfers"]
 
 
@@ -27,14 +27,13 @@ def repo(tmp_path: Path) -> Path:
     return copy
 
 
-def run_pytest(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_pytest(repo: Path, *args: str, lsp: bool = False) -> subprocess.CompletedProcess[str]:
     """pytest in `repo`, as its user runs it (its pyproject.toml says `--pell`)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     # hypothesis and pytest-lsp, installed for this suite, are no plugins of the user's:
-    # hypothesis costs 2 s of imports a run, and pytest-lsp's pytest_runtest_call wrapper
-    # returns without yielding for an item that is no Python function (pytest-lsp 1.0)
+    # hypothesis costs 2 s of imports a run; pytest-lsp is left in by `lsp`
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
-    command += ["-p", "no:hypothesispytest", "-p", "no:pytest-lsp"]
+    command += ["-p", "no:hypothesispytest", *([] if lsp else ["-p", "no:pytest-lsp"])]
     command += ["-rA", *args]
     return subprocess.run(command, cwd=repo, env=env, capture_output=True, text=True)
 
@@ -68,7 +67,7 @@ def test_red_with_a_unified_diff_when_a_module_output_changes(repo: Path) -> Non
     assert done.returncode == 1
     assert (
         "db/transfers.pell: its SQL is not its snapshot's; `pytest --snapshot-update` accepts it\n"
-        "--- __snapshots__/pellc/db/transfers.sql (snapshot)\n"
+        "--- __pell_snapshots__/db/transfers.sql (snapshot)\n"
         "+++ db/transfers.pell (compiled now)\n"
         "@@ -1,5 +1,5 @@\n"
     ) in done.stdout
@@ -149,11 +148,11 @@ def test_a_renamed_module_leaves_an_unused_snapshot_until_updated(repo: Path) ->
     done = run_pytest(repo)
     assert done.returncode == 1
     assert (
-        "db/totals.pell: no snapshot __snapshots__/pellc/db/totals.sql; "
+        "db/totals.pell: no snapshot __pell_snapshots__/db/totals.sql; "
         "`pytest --snapshot-update` writes it"
     ) in done.stdout
     assert (
-        "__snapshots__/pellc/db/reports.sql: no module of the project writes it; "
+        "__pell_snapshots__/db/reports.sql: no module of the project writes it; "
         "--snapshot-update removes it"
     ) in done.stdout
     assert run_pytest(repo, "--snapshot-update").returncode == 0
@@ -169,7 +168,7 @@ def test_the_snapshots_are_what_pellc_build_writes(repo: Path, tmp_path: Path) -
     the header): the snapshots it writes are the build's outputs, which parseora accepts."""
     from pell.cli import main
 
-    shutil.rmtree(repo / "__snapshots__")
+    shutil.rmtree(repo / "__pell_snapshots__")
     assert run_pytest(repo, "--snapshot-update").returncode == 0
     out = tmp_path / "out"
     assert main(["build", str(repo / "db"), "-d", str(out)]) == 0
@@ -181,11 +180,11 @@ def test_the_snapshots_are_what_pellc_build_writes(repo: Path, tmp_path: Path) -
 
 
 def test_without_pell_nothing_of_the_project_is_collected(repo: Path) -> None:
-    shutil.rmtree(repo / "__snapshots__")
+    shutil.rmtree(repo / "__pell_snapshots__")
     done = run_pytest(repo, "-o", "addopts=")
     assert done.returncode == 0, done.stdout
     assert "1 passed" in done.stdout and "pell.toml" not in done.stdout
-    assert not (repo / "__snapshots__").exists()
+    assert not (repo / "__pell_snapshots__").exists()
 
 
 def test_pell_project_names_the_folder_of_the_project(repo: Path) -> None:
@@ -197,7 +196,7 @@ def test_pell_project_names_the_folder_of_the_project(repo: Path) -> None:
     assert done.returncode == 0, done.stdout
     assert "PASSED db/pell.toml::transfers.pell" in done.stdout
     for name in MODULES:
-        moved = (repo / "db" / "__snapshots__" / "pellc" / f"{name}.sql").read_bytes()
+        moved = (repo / "db" / "__pell_snapshots__" / f"{name}.sql").read_bytes()
         assert moved == (USER_REPO / SNAPSHOTS / f"{name}.sql").read_bytes()
 
 
@@ -219,3 +218,81 @@ def test_this_suite_does_not_collect_the_user_repository() -> None:
     )  # fmt: skip
     assert "user_repo" not in done.stdout, done.stdout
     assert done.returncode == 5, done.stdout + done.stderr  # no tests collected
+
+
+def test_the_items_run_beside_pytest_lsp(repo: Path) -> None:
+    """pytest-lsp (1.0) is installed with pellc[test], and editor-tooling users have it: its
+    pytest_runtest_call wrapper returns without yielding for an item without `funcargs`,
+    which failed every Pell item."""
+    import pytest_lsp  # noqa: F401  (in the test extra: the test means nothing without it)
+
+    done = run_pytest(repo, lsp=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "5 passed" in done.stdout
+
+
+def test_syrupy_neither_counts_nor_deletes_the_pell_snapshots(repo: Path) -> None:
+    """A test module at the project's root, beside the Pell snapshots, and one that uses
+    syrupy: syrupy walks the `__snapshots__` folder beside each test module, and would call
+    every Pell snapshot there unused (exit 1) and delete it with --snapshot-update."""
+    from pell.pytest_plugin import SNAPSHOTS as PLUGIN_SNAPSHOTS
+
+    (repo / "test_plain.py").write_text("def test_plain():\n    pass\n", "utf-8")
+    (repo / "tests" / "test_s.py").write_text(
+        "def test_s(snapshot):\n    assert snapshot == 1\n", "utf-8"
+    )
+    snapshots = sorted((repo / PLUGIN_SNAPSHOTS).rglob("*.sql"))
+    assert len(snapshots) == len(MODULES)
+    updated = run_pytest(repo, "--snapshot-update", ".")
+    assert updated.returncode == 0, updated.stdout
+    assert "Deleted" not in updated.stdout, updated.stdout
+    assert sorted((repo / PLUGIN_SNAPSHOTS).rglob("*.sql")) == snapshots
+    done = run_pytest(repo, ".")
+    assert done.returncode == 0, done.stdout
+    assert "unused" not in done.stdout and "7 passed" in done.stdout, done.stdout
+
+
+def test_the_error_codes_fail_as_they_fail_a_build(repo: Path) -> None:
+    """Two errors whose runtime names clash: `pellc build` fails (duplicate-name), so does
+    the module's item; then an error-code file that is no JSON: an item of its own fails."""
+    (repo / "db" / "x.pell").write_text("module a.b_c;\npub error D;\n", "utf-8")
+    (repo / "db" / "y.pell").write_text("module a.b;\npub error C_d;\n", "utf-8")
+    done = run_pytest(repo, "--snapshot-update")
+    assert done.returncode == 1, done.stdout
+    assert (
+        "db/x.pell:2:1: error: error `D` of module `a.b_c` and error `C_d` of module `a.b` "
+        "would both be `pell_runtime.a_b_c_d`  [duplicate-name]"
+    ) in done.stdout
+    assert "FAILED pell.toml::db/x.pell" in done.stdout
+    (repo / "db" / "x.pell").unlink()
+    (repo / "db" / "y.pell").unlink()
+
+    (repo / "pell-error-codes.json").write_text("{bad", "utf-8")
+    done = run_pytest(repo, "--snapshot-update")
+    assert done.returncode == 1, done.stdout
+    assert "FAILED pell.toml::pell-error-codes.json" in done.stdout
+    assert f"{repo / 'pell-error-codes.json'}: not valid JSON" in done.stdout
+
+
+def test_what_the_walk_leaves_out(repo: Path) -> None:
+    """A nested project is named in the warnings summary, as `pellc build` notes it; a
+    virtualenv (pellc's stubs in its site-packages) and hidden folders are not the project's."""
+    stubs = repo / ".venv" / "lib" / "python3.11" / "site-packages" / "pell" / "stubs"
+    stubs.mkdir(parents=True)
+    (stubs / "dbms_output.pell").write_text("module dbms_output;\n", "utf-8")
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n", "utf-8")
+    (repo / "db" / "sub").mkdir()
+    (repo / "db" / "sub" / "pell.toml").write_text("", "utf-8")
+    (repo / "db" / "sub" / "b.pell").write_text("module b;\npub error Oops;\n", "utf-8")
+    done = run_pytest(repo)
+    assert done.returncode == 0, done.stdout
+    assert "PellWarning: db/sub/pell.toml: its folder is another project, left out" in done.stdout
+    assert ".venv" not in done.stdout and "5 passed" in done.stdout
+
+
+def test_the_diff_marks_a_missing_final_newline(repo: Path) -> None:
+    snapshot = repo / SNAPSHOTS / "reports.sql"
+    snapshot.write_bytes(snapshot.read_bytes().removesuffix(b"\n"))
+    done = run_pytest(repo)
+    assert done.returncode == 1
+    assert "\n-/\n\\ No newline at end of file\n+/\n" in done.stdout, done.stdout

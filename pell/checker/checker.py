@@ -316,13 +316,34 @@ def twice(name: str, first: str) -> str:
     return f"`{name}` and `{first}` differ only in case, and PL/SQL names ignore case"
 
 
+def _sequence_owner_captors(module: ast.Module) -> dict[str, str]:
+    """The names the module's PL/SQL finds before a schema of that name, each as the item it
+    is: its fns (members of its package, or subprograms of the script's block, in the scope
+    the package's code is compiled in) and its aggregates (functions of its schema, which name
+    resolution finds before a schema: Database Administrator's Guide, "Managing Object Name
+    Resolution")."""
+    captors: dict[str, str] = {}
+    for item in module.items:
+        if isinstance(item, ast.Fn):
+            captors.setdefault(naming.fn_name(item.name), f"this module's fn `{item.name}`")
+        elif isinstance(item, ast.Aggregate):
+            captors.setdefault(
+                item.name.lower(), f"this module's aggregate `{item.name}`, a function of its schema"
+            )
+    return captors
+
+
 def _check_sequence_name(
-    module: ast.Module, item: ast.Sequence, diagnostics: list[Diagnostic]
+    module: ast.Module,
+    item: ast.Sequence,
+    captors: dict[str, str],
+    diagnostics: list[Diagnostic],
 ) -> None:
     """A sequence's name is the database's, written as it is (`hr.ids.NEXTVAL`): no part may
     be an Oracle reserved word ("You cannot use Oracle SQL reserved words as nonquoted
     identifiers", SQL Language Reference, Oracle SQL Reserved Words), and a schema part must
-    not be the module's own package, which PL/SQL would find first (PLS-00302)."""
+    not be the module's own package, nor a name of `captors`, which PL/SQL would find first
+    (PLS-00302, PLS-00225)."""
     parts = item.name.split("::")
     reserved = [part for part in parts if part.lower() in naming.ORACLE_RESERVED]
     if reserved:
@@ -352,6 +373,22 @@ def _check_sequence_name(
                 f"`{parts[0]}`'s sequence (PLS-00302)",
                 item.span,
                 hints=("name the module after another package, or use a synonym",),
+            )
+        )
+    elif len(parts) == 2 and (captor := captors.get(parts[0].lower())) is not None:
+        # a name of the package (or the block) hides the schema: `hr.emp_seq` would use the
+        # fn `hr` as a scope qualifier, PLS-00225 ("a subprogram or cursor name is being used
+        # as a scope qualifier for a reference to an entity ... that is not in scope",
+        # Database Error Messages); an aggregate `hr` is a function of the schema, an object
+        # found before the schema `hr` (_sequence_owner_captors)
+        diagnostics.append(
+            Diagnostic.of(
+                "reserved-name",
+                f"sequence `{item.name}`: `{parts[0].lower()}` is {captor}, which PL/SQL finds "
+                f"before the schema `{parts[0]}`: `{parts[0]}.{parts[1]}` would name a part of "
+                "it, not the schema's sequence",
+                item.span,
+                hints=("rename the fn or aggregate, or use a synonym of the sequence",),
             )
         )
 
@@ -763,10 +800,11 @@ def _declare(
 
     enums: dict[str, dict[str, str]] = {}
     constants: dict[str, str] = {}  # PL/SQL constant -> the `Enum::Variant` it was made for
+    captors = _sequence_owner_captors(module)
     for item in module.items:
         if isinstance(item, ast.Sequence):
             check_plain_annotations(item.annotations, "a sequence", diagnostics)
-            _check_sequence_name(module, item, diagnostics)
+            _check_sequence_name(module, item, captors, diagnostics)
         if isinstance(item, ast.Enum):
             check_plain_annotations(item.annotations, "an enum", diagnostics)
             enums[item.name] = _enum_values(item, diagnostics)

@@ -663,7 +663,9 @@ def project_findings(
 def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
     """Schema-level names two declarations would both create (an aggregate's function or type
     and another module's package or aggregate, in one schema): CREATE OR REPLACE of the
-    second would silently replace the first, or fail (ORA-00955) where the kinds differ."""
+    second would silently replace the first, or fail (ORA-00955) where the kinds differ. And a
+    `seq owner::name` whose owner is another module's package or schema-level object in the
+    same schema, which PL/SQL finds before the schema `owner`."""
     from pell.checker.stubs import shipped_stub
 
     seen: dict[tuple[str | None, str], tuple[str, bool]] = {}  # -> (module, is its package)
@@ -681,22 +683,44 @@ def schema_clashes(modules: list[ModuleFacts]) -> dict[str, list[Diagnostic]]:
             schema = module.package[0] if len(module.package) == 2 else None
             seen.setdefault((schema, module.package[-1].lower()), (module.name, True))
     stubs = {module.name for module in modules if module.stub}
+    # the other schema-level objects (an aggregate's function and types, an object type), by
+    # (schema, name): the first module that creates each
+    objects: dict[tuple[str | None, str], str] = {}
+    for module in modules:
+        schema = module.package[0] if len(module.package) == 2 else None
+        for name, _ in module.schema_objects:
+            objects.setdefault((schema, name), module.name)
     found: dict[str, list[Diagnostic]] = {}
     for module in modules:
         schema = module.package[0] if len(module.package) == 2 else None
         for sequence, span in module.schema_sequences:
             owner, name = sequence.split("::")
             other, package = seen.get((schema, owner.lower()), ("", False))
-            if not package or other == module.name:
-                continue  # its own package: the module's own check (reserved-name)
-            where = f"stub `{other}`" if other in stubs else f"module `{other}`"
+            if package and other != module.name:  # its own: the module's check (reserved-name)
+                where = f"stub `{other}`" if other in stubs else f"module `{other}`"
+                captor = f"the package `{owner.lower()}` of {where}"
+                source = 'PL/SQL Language Reference, "PL/SQL Name Resolution"'
+                captured = "a member of that package, not the sequence (PLS-00302)"
+            elif objects.get((schema, owner.lower()), module.name) != module.name:
+                # an object of the schema is found before a schema of its name ("In the
+                # current schema, the database searches for an object whose name matches the
+                # first piece of the object name": Database Administrator's Guide, "Managing
+                # Object Name Resolution"); the module's own aggregates: its own check
+                other = objects[(schema, owner.lower())]
+                captor = (
+                    f"the schema-level object `{owner.lower()}` (an aggregate's function or a "
+                    f"type) of module `{other}`"
+                )
+                source = 'Database Administrator\'s Guide, "Managing Object Name Resolution"'
+                captured = "a part of that object, not the sequence"
+            else:
+                continue
             found.setdefault(module.name, []).append(
                 Diagnostic.of(
                     "reserved-name",
-                    f"sequence `{sequence}`: the package `{owner.lower()}` of {where} is in the "
-                    f"same schema, and PL/SQL finds it before the schema `{owner}` (PL/SQL "
-                    f"Language Reference, \"PL/SQL Name Resolution\"): `{owner}.{name}` names a "
-                    "member of that package, not the sequence (PLS-00302)",
+                    f"sequence `{sequence}`: {captor} is in the same schema, and PL/SQL finds "
+                    f"it before the schema `{owner}` ({source}): `{owner}.{name}` names "
+                    f"{captured}",
                     span,
                     hints=("use a synonym of the sequence, or put the module in another schema",),
                 )

@@ -446,11 +446,11 @@ class FnLowerer(ExpressionLowerer):
     def open_pivot(self, cursor: str, pivot: DynamicPivot) -> None:
         """`pivot::sum_dyn(...)` into `cursor` (pell.checker.pivot): the distinct non-null
         values of `col`, read by static SQL, each written into the PIVOT's IN list by
-        pell_pivot_item (templates/pivot_functions.sql.j2): a literal of the value's type,
-        written with explicit formats, that no value can end (a text's through
-        DBMS_ASSERT.ENQUOTE_LITERAL), aliased by the same text as a name
-        DBMS_ASSERT.ENQUOTE_NAME checks (PL/SQL Packages and Types Reference, DBMS_ASSERT). Then
-        OPEN FOR the PIVOT query; with no value to pivot on (an empty IN list is no SQL), a
+        pell_pivot_item (templates/pivot_functions.sql.j2): a literal of the value's type (a
+        datetime's the TO_DATE of a literal, for its BC years), written with explicit formats,
+        that no value can end (a text's through DBMS_ASSERT.ENQUOTE_LITERAL), aliased by the
+        same text as a name DBMS_ASSERT.ENQUOTE_NAME checks (PL/SQL Packages and Types
+        Reference, DBMS_ASSERT); a text with a `"` raises VALUE_ERROR. Then OPEN FOR the PIVOT query; with no value to pivot on (an empty IN list is no SQL), a
         query of the `rows` column that returns no row."""
         binds = self.analysis.binds[id(pivot.source)]
         columns = naming.unique("l_pivot_columns", self.taken)

@@ -41,17 +41,32 @@ CREATE OR REPLACE PACKAGE BODY shop.dyncur AS
   c_region_central CONSTANT VARCHAR2(4000) := 'Central ''hub''';
 
   -- pivot::sum_dyn: a value of the pivoted column as an item of the PIVOT's IN list,
-  -- `<literal> AS "<value>"`, one overload per column type (PL/SQL picks it by the type of
+  -- `<value> AS "<alias>"`, one overload per column type (PL/SQL picks it by the type of
   -- the value read). Each is written with an explicit format, never the session's NLS ones, and
   -- read back by the PIVOT exactly: a text as a literal DBMS_ASSERT.ENQUOTE_LITERAL checks (its
   -- `'` doubled, the quotes added here: PL/SQL Packages and Types Reference, DBMS_ASSERT), a
   -- number in the TM9 format with `.` as its decimal character (SQL Language Reference,
-  -- "Number Format Models" and TO_CHAR (number)), which SQL reads as a numeric literal, a date
-  -- or timestamp as an ANSI TIMESTAMP literal, whose format is fixed ("Datetime Literals"),
-  -- to the second or the nanosecond. The alias is the same text, a quoted name
-  -- DBMS_ASSERT.ENQUOTE_NAME checks.
+  -- "Number Format Models" and TO_CHAR (number)), which SQL reads as a numeric literal. A date
+  -- or timestamp is no ANSI literal: "Datetime Literals" gives those the format 'YYYY-MM-DD
+  -- ...', with no sign, so a BC year would be read as AD. It is written with SYYYY ("S
+  -- prefixes BC dates with a minus sign", "Datetime Format Elements") in the Gregorian
+  -- calendar, whatever the session's NLS_CALENDAR (a parameter given to the function wins over
+  -- the session's: Globalization Support Guide, "Setting NLS Parameters"; NLS_CALENDAR is one
+  -- TO_CHAR and TO_DATE take, "Locale-Dependent SQL Functions with Optional NLS Parameters"),
+  -- and read back by TO_DATE / TO_TIMESTAMP / TO_TIMESTAMP_TZ of that text with the same
+  -- format and calendar, to the second or the nanosecond. The alias is the text (a datetime's
+  -- LTRIMmed: no blank where an AD year has no minus sign), a quoted name
+  -- DBMS_ASSERT.ENQUOTE_NAME checks: `-0044-03-15 ...` and `0044-03-15 ...` are two names.
   FUNCTION pell_pivot_item(p_value IN VARCHAR2) RETURN VARCHAR2 IS
   BEGIN
+    -- "neither quoted nor nonquoted identifiers can contain double quotation marks" (SQL
+    -- Language Reference, "Database Object Names and Qualifiers"), and ENQUOTE_NAME adds no
+    -- quotes to a value already in them: `"EAST"` would be the alias of `EAST` too. A value
+    -- with a `"` is refused with the value error DBMS_ASSERT raises for any other value that
+    -- makes no quoted name.
+    IF INSTR(p_value, '"') > 0 THEN
+      RAISE VALUE_ERROR;
+    END IF;
     RETURN DBMS_ASSERT.ENQUOTE_LITERAL('''' || REPLACE(p_value, '''', '''''') || '''')
       || ' AS ' || DBMS_ASSERT.ENQUOTE_NAME(p_value, FALSE);
   END pell_pivot_item;
@@ -63,21 +78,27 @@ CREATE OR REPLACE PACKAGE BODY shop.dyncur AS
   END pell_pivot_item;
 
   FUNCTION pell_pivot_item(p_value IN DATE) RETURN VARCHAR2 IS
-    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS');
+    c_format CONSTANT VARCHAR2(40) := 'SYYYY-MM-DD HH24:MI:SS';
+    l_text VARCHAR2(100) := TO_CHAR(p_value, c_format, 'NLS_CALENDAR=GREGORIAN');
   BEGIN
-    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+    RETURN 'TO_DATE(''' || l_text || ''', ''' || c_format || ''', ''NLS_CALENDAR=GREGORIAN'') AS '
+      || DBMS_ASSERT.ENQUOTE_NAME(LTRIM(l_text), FALSE);
   END pell_pivot_item;
 
   FUNCTION pell_pivot_item(p_value IN TIMESTAMP) RETURN VARCHAR2 IS
-    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9');
+    c_format CONSTANT VARCHAR2(40) := 'SYYYY-MM-DD HH24:MI:SS.FF9';
+    l_text VARCHAR2(100) := TO_CHAR(p_value, c_format, 'NLS_CALENDAR=GREGORIAN');
   BEGIN
-    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+    RETURN 'TO_TIMESTAMP(''' || l_text || ''', ''' || c_format || ''', ''NLS_CALENDAR=GREGORIAN'') AS '
+      || DBMS_ASSERT.ENQUOTE_NAME(LTRIM(l_text), FALSE);
   END pell_pivot_item;
 
   FUNCTION pell_pivot_item(p_value IN TIMESTAMP WITH TIME ZONE) RETURN VARCHAR2 IS
-    l_text VARCHAR2(100) := TO_CHAR(p_value, 'YYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM');
+    c_format CONSTANT VARCHAR2(40) := 'SYYYY-MM-DD HH24:MI:SS.FF9 TZH:TZM';
+    l_text VARCHAR2(100) := TO_CHAR(p_value, c_format, 'NLS_CALENDAR=GREGORIAN');
   BEGIN
-    RETURN 'TIMESTAMP ''' || l_text || ''' AS ' || DBMS_ASSERT.ENQUOTE_NAME(l_text, FALSE);
+    RETURN 'TO_TIMESTAMP_TZ(''' || l_text || ''', ''' || c_format || ''', ''NLS_CALENDAR=GREGORIAN'') AS '
+      || DBMS_ASSERT.ENQUOTE_NAME(LTRIM(l_text), FALSE);
   END pell_pivot_item;
 
   FUNCTION open_orders(p_tname IN VARCHAR2, p_st IN VARCHAR2) RETURN SYS_REFCURSOR IS
