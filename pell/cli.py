@@ -269,7 +269,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     output = build.add_mutually_exclusive_group()
     output.add_argument(
-        "-o", "--output", type=Path, metavar="OUT.sql", help="write the SQL here (one FILE)"
+        "-o",
+        "--output",
+        type=Path,
+        metavar="OUT.sql",
+        help="write the SQL here (one FILE; `-`: standard output)",
     )
     output.add_argument(
         "-d", "--out-dir", type=Path, metavar="OUTDIR", help="write NAME.sql for each FILE here"
@@ -471,6 +475,7 @@ def _build(args: argparse.Namespace) -> int:
         if args.out_dir is None:
             raise UsageError("directory builds, --check and --map need -d OUTDIR")
         return _build_tree(args)
+    output: Path | None = None if args.output == Path("-") else args.output  # `-`: stdout
     failed = unreadable = False
     engine = Engine.of_inputs(files, target=args.target)
     compiled: list[tuple[Path, str, CompileResult]] = []
@@ -492,9 +497,9 @@ def _build(args: argparse.Namespace) -> int:
             _note(path, "a @stub module declares an Oracle package: nothing to generate")
         elif result.sql is None:
             failed = True
-        elif args.output is not None:
-            write_atomically(args.output, result.sql)
-            _note_runtime_needed(path, args.output, result.sql, engine.config.root)
+        elif output is not None:
+            write_atomically(output, result.sql)
+            _note_runtime_needed(path, output, result.sql, engine.config.root)
         else:
             _stdout(report.sql(result.sql, path))
     return _exit_code(unreadable, failed)

@@ -273,6 +273,8 @@ class Engine:
         # the project-wide findings as they were, when they were computed: a caller's may
         # change with a callee's facts though the caller is not compiled again
         findings_before = dict(self._findings) if self._findings_read is not None else None
+        # likewise the error-code problems (a clash of exception names) a module is shown
+        problems_before = _problems(self._runtime) if self._runtime_read is not None else None
         for module in list(self._modules.values()):
             if module.result is not None:
                 self._compile(module)  # compiled again only if what it read changed
@@ -286,6 +288,13 @@ class Engine:
                 if path in self._shown or facts is None:
                     continue
                 if findings_before.get(facts.name) != findings_after.get(facts.name):
+                    affected.add(path)
+        if problems_before is not None:
+            problems_after = _problems(self.runtime())
+            for path in problems_before.keys() | problems_after.keys():
+                if path in self._shown or path not in self._modules:
+                    continue
+                if problems_before.get(path) != problems_after.get(path):
                     affected.add(path)
         for path, shown in list(self._shown.items()):
             if path not in self._modules:
@@ -404,8 +413,10 @@ class Engine:
                 extra = previous[1]
             elif any(name != module.name for name in reached):
                 # what it finds through the other modules: the findings it has on its own less
-                alone = set(retry_findings(RetryGraph([module]), module.name))
-                extra = [d for d in retry_findings(graph, module.name) if d not in alone]
+                alone = set(retry_findings(RetryGraph([module]), module.name, self.target))
+                extra = [
+                    d for d in retry_findings(graph, module.name, self.target) if d not in alone
+                ]
                 extra = for_target(extra, self.target)
             else:
                 extra = []  # no call leaves the module: it found all of its findings itself
@@ -594,6 +605,14 @@ def _reached(graph: RetryGraph, module: ModuleFacts) -> list[str]:
                 reached.add(callee[0])
                 pending.append(callee)
     return sorted(reached)
+
+
+def _problems(runtime: ProjectRuntime | None) -> dict[Path, list[Diagnostic]]:
+    """A runtime's problems, by the path of the module they are shown at."""
+    found: dict[Path, list[Diagnostic]] = {}
+    for file, diagnostic in runtime.problems if runtime is not None else []:
+        found.setdefault(file.path, []).append(diagnostic)
+    return found
 
 
 def _order(path: Path) -> str:

@@ -24,6 +24,7 @@ from pell import __version__, ast
 from pell.diagnostics import Diagnostic, Severity
 from pell.engine import Engine
 from pell.navigation import Kind, Navigator, Occurrence
+from pell.project import CONFIG_FILES, find_config
 from pell.retry import RETRY_ARGUMENTS
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -88,52 +89,123 @@ class Positions:
 
 
 class PellServer(LanguageServer):
-    """One project per server: the workspace's root, or else the project of the first
-    document opened."""
+    """One engine per project: a document's project is the directory of its nearest pell.toml
+    (pell.project.find_config), else the workspace's root when the document is under it, else
+    the document alone. So a folder opened above the project, or a file of another project,
+    is compiled with its own project."""
 
     def __init__(self) -> None:
-        super().__init__("pellc", __version__)
-        self.engine: Engine | None = None
-        self.navigator: Navigator | None = None
+        # Full sync: pygls applies an incremental change on lines split by str.splitlines,
+        # which also breaks at U+2028, \f and the like, where LSP and pellc do not. The engine
+        # compiles the whole text anyway; a range a client sends all the same is applied here
+        # with pellc's own line table (apply_change).
+        super().__init__(
+            "pellc", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        )
+        self.projects: dict[Path, tuple[Engine, Navigator]] = {}  # by project root
+        self.roots: dict[Path, Path] = {}  # each document's project root, once found
+        self.texts: dict[Path, str] = {}  # open documents' texts
         self.versions: dict[Path, int] = {}  # open documents' versions
+        self.published: set[Path] = set()  # paths whose last publication was not empty
         self.shut_down = False
 
-    def project(self, path: Path) -> tuple[Engine, Navigator]:
-        if self.engine is None or self.navigator is None:
-            from pell.project import find_config
+    def root_of(self, path: Path) -> Path:
+        """The project root of a document (the key of its engine)."""
+        root = self.roots.get(path)
+        if root is None:
+            config = find_config(path)
+            workspace = self.workspace.root_path
+            if config.root is not None:
+                root = Path(os.path.abspath(config.root))
+            elif workspace and path.is_relative_to(os.path.abspath(workspace)):
+                root = Path(os.path.abspath(workspace))
+            else:
+                root = path  # a file of no project: a project of its own
+            self.roots[path] = root
+        return root
 
-            root = Path(self.workspace.root_path) if self.workspace.root_path else path
-            target = find_config(root).target or "23ai"
-            self.engine = Engine(root, target=target)
-            self.navigator = Navigator(self.engine, target)
-        return self.engine, self.navigator
+    def project(self, path: Path) -> tuple[Engine, Navigator]:
+        """The engine of the document's project, made when first asked."""
+        root = self.root_of(path)
+        found = self.projects.get(root)
+        if found is None:
+            engine = Engine(root)  # the target of the project's pell.toml, read again on restart
+            found = self.projects[root] = (engine, Navigator(engine, engine.target))
+        return found
 
     def navigable(self, uri: str) -> tuple[Path, Navigator] | None:
-        """The module of a request's document, if it is one of the project's."""
+        """The module of a request's document, if it is one of its project's."""
         path = _pell_path(uri)
-        if path is None or self.navigator is None or self.engine is None:
+        if path is None:
             return None
-        return (path, self.navigator) if path in self.engine.paths() else None
+        found = self.projects.get(self.root_of(path))
+        if found is None:
+            return None
+        engine, navigator = found
+        return (path, navigator) if path in engine.paths() else None
 
-    def positions(self, path: Path) -> Positions:
-        _, navigator = self.project(path)
+    def positions(self, path: Path, navigator: Navigator | None = None) -> Positions:
+        """The positions of a module's text (of the document's project, unless given)."""
+        if navigator is None:
+            navigator = self.project(path)[1]
         return Positions(navigator.text(path), self.workspace.position_codec.client_num_units)
 
-    def publish(self, paths: Iterable[Path]) -> None:
-        """Each module's diagnostics, with its document's version when it is open."""
-        engine, navigator = self.engine, self.navigator
-        assert engine is not None and navigator is not None, "published before any document"
+    def publish(self, project: tuple[Engine, Navigator], paths: Iterable[Path]) -> None:
+        """Each module's diagnostics, with its document's version when it is open; an empty
+        list for a path that is no module of the project any more (deleted, or a closed
+        buffer of a file not on disk), which clears what was shown."""
+        engine, navigator = project
         navigator.forget()  # the engine's results changed
         known = set(engine.paths())
         for path in paths:
-            if path not in known:
-                continue
-            positions = self.positions(path)
+            shown: list[types.Diagnostic] = []
             uri = from_fs_path(str(path)) or path.as_uri()
-            shown = [_lsp_diagnostic(d, positions, uri) for d in engine.diagnostics(path)]
-            self.text_document_publish_diagnostics(
-                types.PublishDiagnosticsParams(uri, shown, self.versions.get(path))
-            )
+            if path in known:
+                positions = self.positions(path, navigator)
+                shown = [_lsp_diagnostic(d, positions, uri) for d in engine.diagnostics(path)]
+            self.send_diagnostics(path, uri, shown)
+
+    def send_diagnostics(self, path: Path, uri: str, shown: list[types.Diagnostic]) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri, shown, self.versions.get(path))
+        )
+        if shown:
+            self.published.add(path)
+        else:
+            self.published.discard(path)
+
+    def restart(self) -> None:
+        """The settings changed (a pell.toml or pyproject.toml): every project is found and
+        compiled again, the open documents' texts kept, and what was shown is published
+        again (or cleared)."""
+        shown_before = set(self.published)
+        self.projects.clear()
+        self.roots.clear()
+        for path, text in self.texts.items():
+            engine, _ = self.project(path)
+            engine.set_overlay(path, text)
+        by_root: dict[Path, list[Path]] = {}
+        for path in sorted(shown_before | set(self.texts)):
+            by_root.setdefault(self.root_of(path), []).append(path)
+        for root, paths in by_root.items():
+            project = self.projects.get(root)
+            if project is not None:
+                self.publish(project, paths)
+            else:  # no open document of that project any more
+                for path in paths:
+                    self.send_diagnostics(path, from_fs_path(str(path)) or path.as_uri(), [])
+
+
+def apply_change(
+    text: str, change: types.TextDocumentContentChangeEvent, units: Callable[[str], int]
+) -> str:
+    """The text after one didChange content change, its range in LSP's lines (broken at
+    \n, \r\n and \r only) and the agreed units."""
+    if isinstance(change, types.TextDocumentContentChangePartial):
+        positions = Positions(text, units)
+        start, end = positions.offset(change.range.start), positions.offset(change.range.end)
+        return text[:start] + change.text + text[max(start, end) :]
+    return change.text
 
 
 def _path(uri: str) -> Path:
@@ -175,12 +247,14 @@ server = PellServer()
 
 @server.feature(types.INITIALIZED)
 def initialized(ls: PellServer, params: types.InitializedParams) -> None:
-    # Editors tell of .pell files changed outside them (a git checkout) only when asked to.
+    # Editors tell of files changed outside them (a git checkout) only when asked to: .pell
+    # files, and the settings files, whose change starts the projects again.
     watched = ls.client_capabilities.workspace
     dynamic = watched.did_change_watched_files if watched is not None else None
     if dynamic is not None and dynamic.dynamic_registration:
+        globs = ["**/*.pell", *(f"**/{name}" for name in CONFIG_FILES)]
         options = types.DidChangeWatchedFilesRegistrationOptions(
-            [types.FileSystemWatcher(glob_pattern="**/*.pell")]
+            [types.FileSystemWatcher(glob_pattern=glob) for glob in globs]
         )
         ls.client_register_capability(
             types.RegistrationParams(
@@ -199,19 +273,23 @@ def did_open(ls: PellServer, params: types.DidOpenTextDocumentParams) -> None:
     if path is None:
         return
     ls.versions[path] = params.text_document.version
-    engine, _ = ls.project(path)
-    ls.publish(engine.set_overlay(path, params.text_document.text))
+    ls.texts[path] = params.text_document.text
+    project = ls.project(path)
+    ls.publish(project, project[0].set_overlay(path, params.text_document.text))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: PellServer, params: types.DidChangeTextDocumentParams) -> None:
     path = _pell_path(params.text_document.uri)
-    if path is None:
+    if path is None or path not in ls.texts:
         return
     ls.versions[path] = params.text_document.version
-    document = ls.workspace.get_text_document(params.text_document.uri)  # changes applied
-    engine, _ = ls.project(path)
-    ls.publish(engine.set_overlay(path, document.source))
+    text = ls.texts[path]
+    for change in params.content_changes:
+        text = apply_change(text, change, ls.workspace.position_codec.client_num_units)
+    ls.texts[path] = text
+    project = ls.project(path)
+    ls.publish(project, project[0].set_overlay(path, text))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
@@ -220,8 +298,9 @@ def did_close(ls: PellServer, params: types.DidCloseTextDocumentParams) -> None:
     if path is None:
         return
     ls.versions.pop(path, None)
-    engine, _ = ls.project(path)
-    ls.publish(engine.set_overlay(path, None))  # the file's text on disk again
+    ls.texts.pop(path, None)
+    project = ls.project(path)
+    ls.publish(project, project[0].set_overlay(path, None))  # the file's text on disk again
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -229,16 +308,24 @@ def did_save(ls: PellServer, params: types.DidSaveTextDocumentParams) -> None:
     path = _pell_path(params.text_document.uri)
     if path is None:
         return
-    engine, _ = ls.project(path)
-    ls.publish(engine.files_changed([path]))
+    project = ls.project(path)
+    ls.publish(project, project[0].files_changed([path]))
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
 def did_change_watched_files(ls: PellServer, params: types.DidChangeWatchedFilesParams) -> None:
-    paths = [p for p in map(_pell_path, (change.uri for change in params.changes)) if p]
-    if paths:
-        engine, _ = ls.project(paths[0])
-        ls.publish(engine.files_changed(paths))
+    paths = [_path(change.uri) for change in params.changes]
+    if any(path.name in CONFIG_FILES for path in paths):
+        ls.restart()  # a project's settings, or where its root is, may have changed
+        return
+    by_root: dict[Path, list[Path]] = {}
+    for path in paths:
+        if path.suffix == ".pell":
+            by_root.setdefault(ls.root_of(path), []).append(path)
+    for root, changed in by_root.items():
+        project = ls.projects.get(root)
+        if project is not None:  # else: no document of that project is open
+            ls.publish(project, project[0].files_changed(changed))
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -328,13 +415,10 @@ def completion(ls: PellServer, params: types.CompletionParams) -> list[types.Com
     if found_module is None:
         return []
     path, navigator = found_module
-    document = ls.workspace.get_text_document(params.text_document.uri)
-    lines = document.lines
-    line = lines[params.position.line] if params.position.line < len(lines) else ""
-    column = Positions(line, ls.workspace.position_codec.client_num_units).offset(
-        types.Position(0, params.position.character)
-    )
-    before = line[:column]
+    # the line up to the cursor, in LSP's lines (not str.splitlines')
+    positions, line = ls.positions(path), params.position.line
+    start = positions.starts[line] if line < len(positions.starts) else len(positions.text)
+    before = positions.text[start : positions.offset(params.position)]
     retry = _RETRY_ARGUMENT.search(before)
     if retry is not None:
         return [

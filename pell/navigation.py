@@ -166,9 +166,15 @@ def _node_occurrences(
         target = Target(kind, own, node.name)
         return [Occurrence(name.start(1), name.end(1), target, True)]
     if isinstance(node, ast.Param):
-        # the parameter's symbol is declared at the start of the Param (pell.checker.bodies)
+        # the parameter's symbol is declared at the start of the Param (pell.checker.bodies),
+        # which is its mode keyword when one is written (`inout counter: int`)
         target = Target("local", own, node.name, span.start)
-        return [Occurrence(span.start, span.start + len(node.name), target, True)]
+        # (grammar/pell.lark: `param: (OUT | INOUT)? NAME ":" type`)
+        after_mode = span.start + (0 if node.mode == "in" else len(node.mode))
+        name = re.compile(rf"\b{re.escape(node.name)}\b").search(text, after_mode, span.end)
+        if name is None:
+            return []  # not written (a method's implicit `self`)
+        return [Occurrence(name.start(), name.end(), target, True)]
     if isinstance(node, ast.Let):
         target = Target("local", own, node.name, node.name_span.start)
         return [Occurrence(node.name_span.start, node.name_span.end, target, True)]
@@ -216,7 +222,13 @@ class Navigator:
     def _declaring_path(self, path: Path, target: Target) -> Path | None:
         if target.kind == "local":
             return path
-        return self.engine.module_path_of(target.module)
+        return self._project_file(target.module)
+
+    def _project_file(self, module: tuple[str, ...]) -> Path | None:
+        """The project's file of a module; None for one of pellc's stubs (module_path_of
+        names its file too, but the engine compiles no stub)."""
+        where = self.engine.module_path_of(module)
+        return where if where is not None and where in self.engine.paths() else None
 
     def definition(self, path: Path, offset: int) -> tuple[Path, Occurrence] | None:
         """The declaration of the name at `offset`: where it is, in which file."""
@@ -264,7 +276,7 @@ class Navigator:
                 symbol.kind, "var" if written_var else "let"
             )
             return found, _code(f"{word} {symbol.name}: {symbol.type}")
-        where = self.engine.module_path_of(target.module)
+        where = self._project_file(target.module)
         checked = self.engine.checked(where) if where is not None else None
         if target.kind == "module":
             shown = _code(f"module {'::'.join(target.module)}")
@@ -364,7 +376,7 @@ class Navigator:
         module = self._aliased_module(path, alias)
         if module is None:
             return []
-        where = self.engine.module_path_of(module.path)
+        where = self._project_file(module.path)
         if where is not None:
             text: str | None = self.text(where)
         else:  # one of pellc's stubs

@@ -412,6 +412,8 @@ _OUT_OF_SCOPE_WORDS = {
     "json": "JSON literals (`json! { }`) are not supported yet",
 }
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def _out_of_scope(error: UnexpectedInput, text: str) -> Diagnostic | None:
     """An `unsupported` diagnostic when the parse failed on a construct out of scope."""
     from lark.exceptions import UnexpectedToken
@@ -488,9 +490,34 @@ def _missing_semicolon(
     )
 
 
+def _unclosed_comment(error: UnexpectedInput, text: str) -> Diagnostic | None:
+    """A `/*` with no `*/` after it: COMMENT (grammar/pell.lark) does not match, and the lexer
+    reads a `/`, which the parse then fails on as a regex literal's opening, or as a division
+    followed by `*`."""
+    from lark.exceptions import UnexpectedToken
+
+    position = getattr(error, "pos_in_stream", None)
+    if isinstance(error, UnexpectedToken) and error.token.start_pos is not None:
+        position = error.token.start_pos
+    if position is None:
+        return None
+    if not text.startswith("/*", position):
+        position -= 1  # the error is at the `*`
+    if position < 0 or not text.startswith("/*", position) or "*/" in text[position + 2 :]:
+        return None
+    return Diagnostic.of(
+        "syntax",
+        "this `/*` comment is never closed: `*/` is missing",
+        ast.Span(position, position + 2),
+    )
+
+
 def _syntax_diagnostic(error: UnexpectedInput, text: str, parser: Lark) -> Diagnostic:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
+    unclosed = _unclosed_comment(error, text)
+    if unclosed is not None:
+        return unclosed
     unsupported = _out_of_scope(error, text)
     if unsupported is not None:
         return unsupported

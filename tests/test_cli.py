@@ -38,6 +38,19 @@ def test_build_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert err.endswith("  [package-clash]\n"), err
 
 
+def test_build_output_dash_is_standard_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o -` writes standard output, as without -o: no file named `-`."""
+    source = _write(tmp_path, "m.pell", GOOD)
+    assert main(["build", str(source)]) == 0
+    expected = capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(source), "-o", "-"]) == 0
+    assert capsys.readouterr().out == expected
+    assert not (tmp_path / "-").exists()
+
+
 def test_build_to_file_is_byte_identical_run_to_run(tmp_path: Path) -> None:
     first, second = tmp_path / "a.sql", tmp_path / "b.sql"
     assert main(["build", str(REFERENCE), "-o", str(first)]) == 0

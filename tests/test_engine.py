@@ -175,6 +175,24 @@ def test_modules_never_shown_are_affected_when_their_diagnostics_change(tmp_path
     assert "ledger" in _names(engine.set_overlay(src / "accounts.pell", committing))
 
 
+def test_a_module_never_shown_is_affected_when_its_error_code_problems_change(
+    tmp_path: Path,
+) -> None:
+    """An error-code problem (two exceptions of one name) is shown at the later module's
+    declaration, whose compile does not change: it is affected all the same."""
+    (tmp_path / "pell.toml").write_text("", "utf-8")
+    edited, clashing = tmp_path / "a.pell", tmp_path / "b.pell"
+    edited.write_text("module bank;\n\npub fn f() -> number {\n    return 1;\n}\n", "utf-8")
+    clashing.write_text("module bank_x;\n\npub error Y { id: number }\n", "utf-8")
+    engine = Engine(tmp_path)
+    assert engine.diagnostics(edited) == []  # the only document shown
+    affected = engine.set_overlay(edited, "module bank;\n\npub error X_y { id: number }\n")
+    assert affected == [edited, clashing]
+    assert [d.code for d in engine.diagnostics(clashing)] == ["duplicate-name"]  # bank_x_y
+    assert engine.set_overlay(edited, None) == [edited, clashing]  # and back
+    assert engine.diagnostics(clashing) == []
+
+
 def test_an_overlay_is_read_instead_of_the_disk_until_dropped(tmp_path: Path) -> None:
     src = _project(tmp_path)
     engine = Engine(src)

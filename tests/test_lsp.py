@@ -68,7 +68,8 @@ TIMEOUT = 30.0  # seconds for the server to publish: a slow shared machine, not 
 class Client(LanguageClient):
     """pytest-lsp's client, keeping each publication's document version too."""
 
-    root: Path
+    root: Path  # the project's folder
+    initialized: types.InitializeResult
     versions: dict[str, int | None]
     registrations: list[types.Registration]
 
@@ -93,24 +94,42 @@ def make_client() -> Client:
     return client
 
 
-@pytest_lsp.fixture(
-    config=ClientServerConfig(
-        server_command=[sys.executable, "-m", "pell", "lsp"], client_factory=make_client
-    ),
+SERVER = ClientServerConfig(
+    server_command=[sys.executable, "-m", "pell", "lsp"], client_factory=make_client
 )
-async def client(lsp_client: Client, request: pytest.FixtureRequest) -> AsyncIterator[None]:
-    root: Path = request.getfixturevalue("tmp_path")
-    (root / "pell.toml").write_text('target = "23ai"\n', encoding="utf-8")
-    (root / "stock.pell").write_text(STOCK, encoding="utf-8")
-    (root / "orders.pell").write_text(ORDERS, encoding="utf-8")
-    lsp_client.root = root
-    await lsp_client.initialize_session(
+
+
+async def start(client: Client, workspace: Path, project: Path) -> None:
+    """The two modules and a pell.toml in `project`; the editor's workspace folder `workspace`
+    (the project, or a folder above it)."""
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "pell.toml").write_text('target = "23ai"\n', encoding="utf-8")
+    (project / "stock.pell").write_text(STOCK, encoding="utf-8")
+    (project / "orders.pell").write_text(ORDERS, encoding="utf-8")
+    client.root = project
+    client.initialized = await client.initialize_session(
         types.InitializeParams(
             capabilities=pytest_lsp.client_capabilities("visual-studio-code"),
-            root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(root.as_uri(), "shop")],
+            root_uri=workspace.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(workspace.as_uri(), "shop")],
         )
     )
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client(lsp_client: Client, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    root: Path = request.getfixturevalue("tmp_path")
+    await start(lsp_client, root, root)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=SERVER)
+async def client_above(lsp_client: Client, request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """The workspace is a repository whose Pell project is in its folder `db`."""
+    root: Path = request.getfixturevalue("tmp_path")
+    (root / "README.md").write_text("a repository\n", encoding="utf-8")
+    await start(lsp_client, root, root / "db")
     yield
     await lsp_client.shutdown_session()
 
@@ -120,10 +139,13 @@ def uri(client: Client, name: str) -> str:
 
 
 def position(text: str, needle: str, after: int = 0) -> types.Position:
-    """Where `needle` starts in `text` (plus `after` characters), as an LSP position."""
+    """Where `needle` starts in `text` (plus `after` characters), as an LSP position: lines
+    broken at \n only, the character in UTF-16 code units (the protocol's default, which
+    the test client keeps)."""
     offset = text.index(needle) + after
     line = text.count("\n", 0, offset)
-    return types.Position(line, offset - (text.rfind("\n", 0, offset) + 1))
+    before = text[text.rfind("\n", 0, offset) + 1 : offset]
+    return types.Position(line, len(before.encode("utf-16-le")) // 2)
 
 
 async def published(
@@ -214,6 +236,7 @@ async def test_close_drops_the_unsaved_text(client: Client) -> None:
         types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri(client, "orders.pell")))
     )
     await published(client, "orders.pell", lambda d: not errors(d), None)
+    assert client.versions[uri(client, "orders.pell")] is None  # no open document's version
 
 
 async def test_files_changed_on_disk_are_read_again(client: Client) -> None:
@@ -453,3 +476,277 @@ async def test_exit_code_follows_shutdown() -> None:
         )
         assert run.returncode == code, run.stderr
         assert run.stdout.startswith(b"Content-Length: ")
+
+
+# ---- review 13: the document's text, stale diagnostics, projects, positions -------------
+
+
+def change_range(
+    client: Client, name: str, start: types.Position, end: types.Position, text: str, version: int
+) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(version, uri(client, name)),
+            [types.TextDocumentContentChangePartial(types.Range(start, end), text)],
+        )
+    )
+
+
+async def test_a_line_separator_in_a_comment_moves_no_edit(client: Client) -> None:
+    """LSP breaks lines at \\n, \\r\\n and \\r only; Python's str.splitlines also at U+2028, form
+    feed and the like. The server asks for the whole text on each change, and applies a range
+    a client sends all the same on LSP's lines: its text stays the editor's."""
+    sync = client.initialized.capabilities.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions)
+    assert sync.change == types.TextDocumentSyncKind.Full
+    text = ORDERS.replace("@retry(", "// one line\u2028still the comment\x0cand still\n@retry(")
+    open_document(client, "orders.pell", text, version=1)
+    await published(client, "orders.pell", lambda d: not errors(d), 1)
+    start = position(text, "wanted)?")
+    end = position(text, "wanted)?", len("wanted"))
+    change_range(client, "orders.pell", start, end, "wantd", version=2)
+    shown = await published(client, "orders.pell", lambda d: bool(errors(d)), 2)
+    edited = text.replace("wanted)?", "wantd)?")
+    assert [(d.code, d.range) for d in shown if d.severity == types.DiagnosticSeverity.Error] == [
+        ("unknown-name", types.Range(position(edited, "wantd)"), position(edited, "wantd)", 5)))
+    ]
+    # completion reads the line the cursor is on in LSP's lines too
+    typing = edited.replace(
+        "    return Ok(());\n}\n\npub fn first",
+        "    stock::\n    return Ok(());\n}\n\npub fn first",
+    )
+    change_document(client, "orders.pell", typing, version=3)
+    await published(client, "orders.pell", lambda d: True, 3)
+    line = typing.split("\n").index("    stock::")
+    assert await completions(client, "orders.pell", typing, line, len("    stock::")) == [
+        "Item",
+        "OutOfStock",
+        "level",
+        "reserve",
+    ]
+
+
+def watched(client: Client, *changes: tuple[Path, types.FileChangeType]) -> None:
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            [types.FileEvent(p.as_uri(), kind) for p, kind in changes]
+        )
+    )
+
+
+def close_document(client: Client, name: str) -> None:
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri(client, name)))
+    )
+
+
+async def test_a_deleted_file_is_cleared_and_its_importers_published(client: Client) -> None:
+    scratch = client.root / "scratch.pell"
+    text = "module shop::scratch;\n\npub fn f() -> number {\n    return nope;\n}\n"
+    scratch.write_text(text, encoding="utf-8")
+    open_document(client, "scratch.pell", text)
+    open_document(client, "orders.pell", ORDERS)
+    await published(client, "scratch.pell", lambda d: errors(d) == ["unknown-name"], 1)
+    await published(client, "orders.pell", lambda d: not errors(d), 1)
+    scratch.unlink()
+    (client.root / "stock.pell").unlink()
+    watched(
+        client,
+        (scratch, types.FileChangeType.Deleted),
+        (client.root / "stock.pell", types.FileChangeType.Deleted),
+    )
+    await published(client, "orders.pell", lambda d: "unknown-module" in errors(d), 1)
+    close_document(client, "scratch.pell")  # gone from disk and from the editor
+    await published(client, "scratch.pell", lambda d: not d, None)
+    assert client.versions[uri(client, "scratch.pell")] is None
+
+
+async def test_a_renamed_module_republishes_its_old_importer(client: Client) -> None:
+    calling = ORDERS.replace("stock::level(sku)", "stock::level(sku, 2)")
+    open_document(client, "orders.pell", calling)
+    open_document(client, "stock.pell", STOCK)
+    await published(client, "orders.pell", lambda d: errors(d) == ["arity"], 1)
+    renamed = STOCK.replace("module shop::stock;", "module shop::stock2;")
+    change_document(client, "stock.pell", renamed, version=2)
+    # orders imports no module of that name any more: its arity error is stale
+    await published(client, "orders.pell", lambda d: "arity" not in errors(d), 1)
+
+
+async def test_a_duplicate_module_and_a_schema_clash_reach_the_other_file(client: Client) -> None:
+    spare = "module shop::spare;\n\npub fn g() -> number {\n    return 2;\n}\n"
+    (client.root / "spare.pell").write_text(spare, encoding="utf-8")
+    open_document(client, "stock.pell", STOCK)
+    open_document(client, "spare.pell", spare)
+    await published(client, "stock.pell", lambda d: not errors(d), 1)
+    change_document(client, "spare.pell", spare.replace("shop::spare", "shop::stock"), version=2)
+    await published(client, "stock.pell", lambda d: errors(d) == ["duplicate-module"], 1)
+    change_document(client, "spare.pell", spare, version=3)
+    await published(client, "stock.pell", lambda d: not errors(d), 1)
+    # a schema-level function `hr` (an aggregate) and a package `hr` (a module)
+    aggregate = (
+        "module shop::sums;\n\npub aggregate hr(x: number) -> number {\n"
+        "    state { s: number = 0; }\n    step(x: number) { self.s = self.s + x; }\n"
+        "    merge(o: Self) { self.s = self.s + o.s; }\n    finish() -> number { return self.s; }\n}\n"
+    )
+    (client.root / "sums.pell").write_text(aggregate, encoding="utf-8")
+    open_document(client, "sums.pell", aggregate)
+    await published(client, "sums.pell", lambda d: not errors(d), 1)
+    change_document(client, "spare.pell", spare.replace("shop::spare", "shop::hr"), version=4)
+    await published(client, "sums.pell", lambda d: errors(d) == ["duplicate-name"], 1)
+    change_document(client, "spare.pell", spare, version=5)
+    await published(client, "sums.pell", lambda d: not errors(d), 1)
+
+
+async def test_an_out_parameter_is_declared_at_its_name(client: Client) -> None:
+    text = (
+        "module shop::calls;\n\npub fn bump(inout counter: int, out label: text) {\n"
+        '    counter = counter + 1;\n    label = "counter is {counter}";\n}\n'
+    )
+    (client.root / "calls.pell").write_text(text, encoding="utf-8")
+    open_document(client, "calls.pell", text)
+    await published(client, "calls.pell", lambda d: not errors(d), 1)
+    for name, use in (("counter", "counter + 1"), ("label", "label =")):
+        found = await client.text_document_definition_async(
+            types.DefinitionParams(
+                types.TextDocumentIdentifier(uri(client, "calls.pell")), position(text, use)
+            )
+        )
+        assert isinstance(found, types.Location)
+        declared = position(text, f"{name}: ")
+        assert found.range == types.Range(declared, position(text, f"{name}: ", len(name)))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            types.TextDocumentIdentifier(uri(client, "calls.pell")), position(text, "out label")
+        )
+    )
+    assert hover is None  # the keyword is no name
+
+
+async def test_a_new_file_not_saved_yet_is_a_module(client: Client) -> None:
+    text = (
+        "module shop::scratch;\n\npub fn f(n: number) -> number {\n"
+        "    let doubled = n * 2;\n    return doubled + nope;\n}\n"
+    )
+    assert not (client.root / "scratch.pell").exists()
+    open_document(client, "scratch.pell", text)
+    await published(client, "scratch.pell", lambda d: errors(d) == ["unknown-name"], 1)
+    assert "let doubled: number" in await hover_text(client, "scratch.pell", text, "doubled +")
+
+
+async def test_a_workspace_above_the_project_finds_the_document_s_project(
+    client_above: Client,
+) -> None:
+    client = client_above
+    assert client.root.name == "db"  # the workspace folder is its parent, with no pell.toml
+    typo = ORDERS.replace("stock::reserve(sku, wanted)", "stock::reserve(sku, wantd)")
+    open_document(client, "orders.pell", typo)
+    await published(client, "orders.pell", lambda d: errors(d) == ["unknown-name"], 1)
+    other = await hover_text(client, "orders.pell", typo, "reserve(sku")
+    assert "pub fn reserve(sku: text, count: number)" in other
+
+
+async def test_a_file_of_another_project_is_compiled_with_its_own(
+    client: Client, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "pell.toml").write_text("", encoding="utf-8")
+    (elsewhere / "stock.pell").write_text(STOCK, encoding="utf-8")  # module shop::stock too
+    open_document(client, "stock.pell", STOCK)
+    await published(client, "stock.pell", lambda d: not errors(d), 1)
+    other = str(elsewhere / "stock.pell")
+    open_document(client, other, STOCK.replace("return 1;", "return nope;"))
+    await published(client, other, lambda d: errors(d) == ["unknown-name"], 1)
+    # and no duplicate-module for either file
+    await published(client, "stock.pell", lambda d: not errors(d), 1)
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            types.TextDocumentIdentifier(uri(client, other)), position(STOCK, "Item {")
+        )
+    )
+    assert isinstance(found, types.Location) and found.uri == uri(client, other)
+
+
+async def test_positions_are_utf16_after_a_character_outside_the_bmp(client: Client) -> None:
+    """📦 is one code point, two UTF-16 units and four UTF-8 bytes: a column counted in any
+    other unit than the client's is off by one or more."""
+    text = ORDERS.replace("audit(sku);", "/* 📦 */ audit(skux);").replace(
+        "stock::reserve(sku, wanted)?", "stock::reserve(/* 📦 */ sku, /* 📦 */ wanted)?"
+    )
+    open_document(client, "orders.pell", text)
+    shown = await published(client, "orders.pell", lambda d: errors(d) == ["unknown-name"], 1)
+    error = next(d for d in shown if d.code == "unknown-name")
+    assert error.range == types.Range(position(text, "skux"), position(text, "skux", 4))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            types.TextDocumentIdentifier(uri(client, "orders.pell")), position(text, "wanted)?", 2)
+        )
+    )
+    assert hover is not None
+    assert hover.range == types.Range(position(text, "wanted)?"), position(text, "wanted)?", 6))
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            types.TextDocumentIdentifier(uri(client, "orders.pell")), position(text, "wanted)?", 2)
+        )
+    )
+    assert isinstance(found, types.Location)
+    assert found.range.start == position(text, "wanted =")
+
+
+async def test_a_settings_change_is_read_again(client: Client) -> None:
+    """pell.toml is watched too: its edit starts the project again (here another target)."""
+    keys = "module shop::keys;\n\npub fn keys(j: json) -> list<text> {\n    return json::get_keys(j);\n}\n"
+    (client.root / "keys.pell").write_text(keys, encoding="utf-8")
+    open_document(client, "keys.pell", keys)
+    await published(client, "keys.pell", lambda d: not errors(d), 1)
+    # the server asked the editor to tell it of the settings files too (the options arrive
+    # as JSON: the client does not know their type)
+    options = [r.register_options for r in client.registrations]
+    globs = [w["globPattern"] for o in options if isinstance(o, dict) for w in o["watchers"]]
+    assert globs == ["**/*.pell", "**/pyproject.toml", "**/pell.toml"]
+    (client.root / "pell.toml").write_text('target = "postgres"\n', encoding="utf-8")
+    watched(client, (client.root / "pell.toml", types.FileChangeType.Changed))
+    await published(client, "keys.pell", lambda d: bool(errors(d)), 1)  # no key order there
+    (client.root / "pell.toml").write_text('target = "23ai"\n', encoding="utf-8")
+    watched(client, (client.root / "pell.toml", types.FileChangeType.Changed))
+    await published(client, "keys.pell", lambda d: not errors(d), 1)
+
+
+async def test_a_qualified_unknown_fn_offers_its_close_name(client: Client) -> None:
+    typo = ORDERS.replace("stock::level(sku)", "stock::levl(sku)")
+    open_document(client, "orders.pell", typo)
+    shown = await published(client, "orders.pell", lambda d: errors(d) == ["unknown-fn"], 1)
+    error = next(d for d in shown if d.code == "unknown-fn")
+    assert error.message.startswith("module `shop.stock` has no fn `levl`; did you mean `level`?")
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            types.TextDocumentIdentifier(uri(client, "orders.pell")),
+            error.range,
+            types.CodeActionContext([error]),
+        )
+    )
+    assert actions is not None and len(actions) == 1
+    action = actions[0]
+    assert isinstance(action, types.CodeAction) and action.edit is not None
+    assert action.edit.changes is not None
+    assert list(action.edit.changes[uri(client, "orders.pell")]) == [
+        types.TextEdit(types.Range(position(typo, "levl"), position(typo, "levl", 4)), "level")
+    ]
+
+
+async def test_names_of_pellc_s_stubs_answer_without_a_project_file(client: Client) -> None:
+    """`dbms_output` is one of pellc's stubs: a module with no file of the project."""
+    text = 'module shop::talk;\n\npub fn f() {\n    dbms_output::put_line("x");\n}\n'
+    (client.root / "talk.pell").write_text(text, encoding="utf-8")
+    open_document(client, "talk.pell", text)
+    await published(client, "talk.pell", lambda d: not errors(d), 1)
+    assert "module dbms_output" in await hover_text(client, "talk.pell", text, "dbms_output")
+    assert "put_line" in await hover_text(client, "talk.pell", text, "put_line")
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            types.TextDocumentIdentifier(uri(client, "talk.pell")), position(text, "put_line")
+        )
+    )
+    assert found is None  # no file of the project to go to
+    line = text.split("\n").index('    dbms_output::put_line("x");')
+    listed = await completions(client, "talk.pell", text, line, len("    dbms_output::"))
+    assert "put_line" in listed

@@ -1548,3 +1548,65 @@ def test_json_into_an_int_takes_a_whole_number_written_with_a_fraction_part(dsn:
         assert connection.execute("select (pw.w(%s)).n", ('{"n": 7e2}',)).fetchone() == (700,)
         with pytest.raises(psycopg.errors.InvalidTextRepresentation):
             connection.execute("select pw.w(%s)", ('{"n": 7.5}',))
+
+
+def test_json_into_and_jq_take_an_int_only_from_a_json_number_as_a_number(dsn: str) -> None:
+    """Review 11, finding 6: an int field read any scalar's text (`" 1e1 "` was 10, `"7"` 7)
+    where a number field refuses a JSON string; both take a JSON number only now (docs/
+    postgres.md: which strings Oracle's lax JSON_VALUE reads as a number is not documented)."""
+    load(
+        dsn,
+        "module ps;\nrecord C { n: int, x: number }\n"
+        "pub fn c(j: json) -> C { return json::into::<C>(j); }\n"
+        "pub fn ns(j: json) -> list<int> {\n"
+        "    let ns: list<int> = jq!{ j | .xs[] | .n }.collect();\n    return ns;\n}\n",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select (ps.c(%s)).*", ('{"n": 7, "x": 1}',)).fetchone() == (
+            7,
+            Decimal("1"),
+        )
+        for doc in ('{"n": "7", "x": 1}', '{"n": " 1e1 ", "x": 1}', '{"n": 7, "x": "1"}'):
+            with pytest.raises(psycopg.errors.InvalidParameterValue, match="jsonb string"):
+                connection.execute("select ps.c(%s)", (doc,))
+        assert connection.execute("select ps.ns(%s)", ('{"xs": [{"n": 1}, {"n": 2.0}]}',)).fetchone() == ([1, 2],)
+        with pytest.raises(psycopg.errors.InvalidParameterValue, match="jsonb string"):
+            connection.execute("select ps.ns(%s)", ('{"xs": [{"n": 1}, {"n": "3"}]}',))
+
+
+def test_a_list_index_outside_the_list_raises_as_on_oracle(dsn: str) -> None:
+    """Review 11, finding 7: `xs.at(i)` past the ends was NULL; Oracle's associative array
+    raises NO_DATA_FOUND, and VALUE_ERROR for a NULL index. An aggregate's part gets the
+    helper too."""
+    load(
+        dsn,
+        "module lx;\npub fn pick(xs: list<number>, pos: int) -> number {\n"
+        "    let ys: list<number> = xs;\n    return ys.at(pos) + ys(pos);\n}\n",
+    )
+    # a module whose aggregate alone calls the helper
+    load(
+        dsn,
+        "module lx_agg;\npub aggregate second(s: number) -> number {\n"
+        "    state { xs: list<number>; }\n    step(v: number) { self.xs.append(v); }\n"
+        "    finish() -> number { return self.xs.at(2); }\n}\n",
+    )
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert connection.execute("select lx.pick(array[10, 20, 30], 3)").fetchone() == (
+            Decimal("60"),
+        )
+        # a caller's array may start at any subscript: its own bounds count
+        assert connection.execute("select lx.pick('[0:1]={10,20}', 0)").fetchone() == (
+            Decimal("20"),
+        )
+        for pos in ("4", "0", "-1"):
+            with pytest.raises(psycopg.errors.NoDataFound):
+                connection.execute(f"select lx.pick(array[10, 20, 30], {pos})")
+        with pytest.raises(psycopg.errors.NoDataFound):
+            connection.execute("select lx.pick('{}', 1)")
+        with pytest.raises(psycopg.errors.NullValueNotAllowed):
+            connection.execute("select lx.pick(array[10, 20, 30], null)")
+        assert connection.execute(
+            "select lx_agg.second(x) from (values (5), (6), (7)) v(x)"
+        ).fetchone() == (Decimal("6"),)
+        with pytest.raises(psycopg.errors.NoDataFound):
+            connection.execute("select lx_agg.second(x) from (values (5)) v(x)")

@@ -142,17 +142,48 @@ def test_an_error_in_a_transaction_block_undoes_it_and_the_callers_work_since_th
         assert rows(connection, "select id from lines order by id") == [(10,), (11,)]
 
 
-def test_break_continue_and_return_leaving_a_transaction_block_commit_first(dsn: str) -> None:
+EACH_LOWERED = """CREATE OR REPLACE PROCEDURE ledger.each(p_n integer)
+LANGUAGE plpgsql AS $pell$
+BEGIN
+  FOR l_i IN 1 .. p_n LOOP
+    BEGIN
+      insert into lines (id) values (l_i);
+      IF l_i = 2 THEN
+        COMMIT;
+        CONTINUE;
+      END IF;
+      IF l_i = 4 THEN
+        COMMIT;
+        EXIT;
+      END IF;
+      COMMIT;
+    END;
+  END LOOP;
+END;
+$pell$;"""
+
+
+@pytest.mark.parametrize(
+    ("call", "kept"),
+    [
+        # the `continue` on the last pass is the last way out before the failure: only its
+        # COMMIT keeps 2
+        ("ledger.each(2)", [(1,), (2,)]),
+        # the `break` likewise for 4
+        ("ledger.each(9)", [(1,), (2,), (3,), (4,)]),
+        ("ledger.first(7)", [(7,)]),
+    ],
+)
+def test_break_continue_and_return_leaving_a_transaction_block_commit_first(
+    dsn: str, call: str, kept: list[tuple[int]]
+) -> None:
+    """Each call is the last thing before the DO block fails: what it did not commit goes."""
+    assert EACH_LOWERED in compiled(LEDGER)[0]
     load(dsn, LEDGER, LINES)
     with psycopg.connect(dsn, autocommit=True) as connection:
         with pytest.raises(psycopg.errors.RaiseException):
-            connection.execute(
-                "DO $$ BEGIN CALL ledger.each(9); CALL ledger.first(7); "
-                "RAISE EXCEPTION 'after'; END $$"
-            )
-        assert rows(connection, "select id from lines order by id") == [
-            (1,), (2,), (3,), (4,), (7,)
-        ]  # fmt: skip
+            connection.execute(f"DO $$ BEGIN CALL {call}; RAISE EXCEPTION 'after'; END $$")
+        assert rows(connection, "select id from lines order by id") == kept
 
 
 def test_a_fn_calling_one_that_commits_is_a_procedure_too(dsn: str) -> None:
@@ -252,6 +283,110 @@ fn alone() {
         "31:5: a call of `plain`, which commits (a `transaction { }` block), in an "
         "`@autonomous` fn (its body runs as a FUNCTION, in a session of its own) is not "
         "supported on postgres yet  [unsupported]",
+    ]
+
+
+CURSOR_LOOPS = """module m;
+
+pub record Row { id: number }
+
+unsafe fn rows() -> cursor<Row> {
+    return exec_dyn("select id from lines order by id");
+}
+
+fn keep(id: number) {
+    transaction {
+        sql! { insert into seen (id) values (:id) };
+    }
+}
+
+pub unsafe fn drain() {
+    for r in rows() {
+        transaction {
+            sql! { insert into seen (id) values (:r.id) };
+        }
+    }
+}
+
+pub unsafe fn drain_local() {
+    let c: cursor<Row> = exec_dyn("select id from lines order by id");
+    for r in c {
+        keep(r.id);
+    }
+}
+
+pub fn drain_deleted() {
+    for r in sql! { with d as (delete from lines returning id) select id from d } {
+        keep(r.id);
+    }
+}
+"""
+
+
+def test_a_commit_inside_a_loop_whose_cursor_it_would_close_is_a_located_error() -> None:
+    """Review 11, finding 1: on the server each of these committed the first row, then failed
+    (34000 "cursor does not exist" for the refcursors, 55000 for the query that deletes)."""
+    loop = (
+        "(a COMMIT closes the cursor: PostgreSQL keeps only a cursor FOR loop's cursor over a "
+        "COMMIT) is not supported on postgres yet  [unsupported]"
+    )
+    assert refusal(CURSOR_LOOPS) == [
+        f"17:9: a `transaction {{ }}` block in a `for` loop over a `cursor<Row>` {loop}",
+        "26:9: a call of `keep`, which commits (a `transaction { }` block), in a `for` loop "
+        f"over a `cursor<Row>` {loop}",
+        "32:9: a call of `keep`, which commits (a `transaction { }` block), in a `for` loop "
+        "over a query that changes data (PostgreSQL keeps a cursor loop's cursor over a COMMIT "
+        "only for a read-only query) is not supported on postgres yet  [unsupported]",
+    ]
+
+
+def test_a_commit_inside_a_loop_over_a_read_only_query_keeps_the_loops_cursor(dsn: str) -> None:
+    """43.8: the cursor of a loop over a read-only query is made holdable by the first COMMIT,
+    so every row is read (`for update` locks rows, and is read-only there)."""
+    source = """module m;
+
+pub fn copy() {
+    for r in sql! { select id from lines order by id for update } {
+        transaction {
+            sql! { insert into seen (id) values (:r.id) };
+        }
+    }
+}
+"""
+    load(dsn, source, "create table lines (id numeric); create table seen (id numeric);"
+         "insert into lines values (1), (2), (3);")
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("call m.copy()")
+        assert rows(connection, "select id from seen order by id") == [(1,), (2,), (3,)]
+
+
+def test_a_query_calling_a_fn_that_commits_is_a_located_error_on_postgres() -> None:
+    """Review 11, finding 4: such a fn is a PROCEDURE there, which a query cannot call (42809
+    on the server); a savepoint-scoped retried fn is a FUNCTION, which it can."""
+    source = """module sq;
+
+pub fn post(id: number) {
+    transaction {
+        sql! { insert into lines (id) values (:id) };
+    }
+}
+
+@retry(3, on = [lock_timeout])
+pub fn saved(id: number) -> number {
+    sql! { insert into lines (id) values (:id) };
+    return 1;
+}
+
+pub fn via_sql(id: number) -> number {
+    let n: number = sql! { select count(*) from lines where sq.post(:id) is null }.one();
+    let m: number = sql! { select sq.saved(:id) }.one();
+    return n + m;
+}
+"""
+    assert refusal(source) == [
+        "16:61: this SQL statement calls `post`, which commits (a `transaction { }` block): on "
+        "postgres such a fn is a PROCEDURE, which only CALL runs, not a query  "
+        "[transaction-in-sql]"
     ]
 
 
@@ -379,3 +514,105 @@ def test_dbms_lock_and_dbms_session_sleep_are_pg_sleep(dsn: str) -> None:
         connection.execute("select naps.nap(0.2)")
         assert time.monotonic() - started >= 0.4
     assert notices == ["slept"]
+
+
+WAITS = """
+module waits;
+
+@autonomous
+pub fn slow(s: number) {
+    sql! { insert into log_lines (msg) values ('slow') };
+    dbms_lock::sleep(s);
+}
+
+@autonomous
+pub fn bump(id: number) {
+    sql! { update acct set n = n + 1 where id = :id };
+}
+
+@autonomous
+pub fn clock() -> text {
+    return sql! { select to_char(localtimestamp, 'YYYY-MM-DD HH24') }.one();
+}
+"""
+
+WAITS_SETUP = (
+    "create table log_lines (msg text);"
+    "create table acct (id numeric primary key, n numeric);"
+    "insert into acct values (1, 0);"
+    # a safety net: a session that waits for a lock in vain fails after 5 s instead of hanging
+    # the test run (the caller's own setting, passed on, is what the tests look at)
+    "do $$ begin execute format('alter database %I set lock_timeout = ''5s''', "
+    "current_database()); end $$;"
+)
+
+
+def test_a_cancelled_autonomous_call_cancels_its_work_and_leaves_no_connection(dsn: str) -> None:
+    """The caller's statement_timeout ends the wait at once (not when the other session's
+    statement ends), that statement is cancelled (its insert is rolled back), and the
+    connection is closed: the next call works."""
+    load(dsn, WAITS, WAITS_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute("set statement_timeout = '300ms'")
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            connection.execute("select waits.slow(3)")
+        assert time.monotonic() - started < 2
+        connection.execute("set statement_timeout = 0")
+        assert rows(connection, "select dblink_get_connections()") == [(None,)]
+        connection.execute("select waits.slow(0)")
+        # the cancelled call's insert went with its statement; the second call's stays
+        assert rows(connection, "select msg from log_lines") == [("slow",)]
+
+
+def test_an_autonomous_call_replaces_a_connection_left_under_its_name(dsn: str) -> None:
+    load(dsn, WAITS, WAITS_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        connection.execute(
+            "select dblink_connect('pell_autonomous', pell_runtime.autonomous_connection())"
+        )
+        connection.execute("select waits.slow(0)")
+        assert rows(connection, "select msg from log_lines") == [("slow",)]
+        assert rows(connection, "select dblink_get_connections()") == [(None,)]
+
+
+def test_an_autonomous_fn_waiting_for_its_callers_lock_takes_the_callers_lock_timeout(
+    dsn: str,
+) -> None:
+    load(dsn, WAITS, WAITS_SETUP)
+    with psycopg.connect(dsn) as connection:  # the caller's transaction holds the row lock
+        # the deadlock check below waits for deadlock_timeout (50ms on the test server)
+        connection.execute("set lock_timeout = '300ms'; set deadlock_timeout = '10s'")
+        connection.execute("update acct set n = n + 100 where id = 1")
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            connection.execute("select waits.bump(1)")
+        assert time.monotonic() - started < 2
+        connection.rollback()
+
+
+def test_an_autonomous_fn_waiting_for_its_callers_lock_is_a_deadlock(dsn: str) -> None:
+    """With no lock_timeout, the wait is found as PostgreSQL finds a deadlock, after
+    deadlock_timeout; the other session's statement is cancelled, so its work is undone, as
+    Oracle's ORA-00060 in the autonomous transaction."""
+    load(dsn, WAITS, WAITS_SETUP)
+    with psycopg.connect(dsn) as connection:
+        connection.execute("set deadlock_timeout = '200ms'")
+        connection.execute("update acct set n = n + 100 where id = 1")
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.DeadlockDetected):
+            connection.execute("select waits.bump(1)")
+        assert time.monotonic() - started < 3
+        connection.rollback()
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        assert rows(connection, "select n from acct") == [(0,)]
+
+
+def test_an_autonomous_fn_reads_the_clock_in_the_callers_time_zone(dsn: str) -> None:
+    load(dsn, WAITS, WAITS_SETUP)
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        for zone in ("Etc/GMT-14", "Etc/GMT+11"):  # 25 hours apart: one differs from the server's
+            connection.execute(f"set timezone = '{zone}'")
+            assert rows(
+                connection, "select waits.clock() = to_char(localtimestamp, 'YYYY-MM-DD HH24')"
+            ) == [(True,)]

@@ -194,6 +194,36 @@ def test_another_modules_retried_fn_called_from_sql_is_an_error(
     ]
 
 
+def test_on_postgres_another_modules_committing_fn_called_from_sql_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11, finding 4: that fn is a PROCEDURE on postgres, which no query can call; a
+    savepoint-scoped retried fn is a FUNCTION there, which one can."""
+    (tmp_path / "pell.toml").write_text("")
+    (tmp_path / "a.pell").write_text(
+        "module shop::pricing;\n\n@retry(n = 3, on = [busy])\n"
+        "pub fn price(id: number) -> number {\n"
+        "    let p: number = sql! { select price from items where id = :id }.one();\n"
+        "    return p;\n}\n\n"
+        "pub fn post(id: number) {\n    transaction {\n"
+        "        sql! { insert into lines (id) values (:id) };\n    }\n}\n"
+    )
+    (tmp_path / "b.pell").write_text(
+        "module shop::orders;\n\nimport shop::pricing;\n\n"
+        "pub fn total(id: number) -> number {\n"
+        "    let t: number = sql! { select sum(pricing.price(item_id)) from lines "
+        "where order_id = :id and pricing.post(item_id) is null }.one();\n"
+        "    return t;\n}\n"
+    )
+    code, lines = _check([str(tmp_path), "--target", "postgres"], capsys)
+    assert code == 1
+    assert [line for line in lines if ": error: " in line] == [
+        f"{tmp_path / 'b.pell'}:6:99: error: this SQL statement calls `shop.pricing::post`, "
+        "which commits (a `transaction { }` block): on postgres such a fn is a PROCEDURE, which "
+        "only CALL runs, not a query  [transaction-in-sql]"
+    ]
+
+
 def test_an_unchanged_module_is_compiled_again_when_a_module_it_imports_changes(
     tmp_path: Path,
 ) -> None:

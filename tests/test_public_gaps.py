@@ -73,7 +73,7 @@ pub fn f(xs: list<number>) -> number {
 """
     sql = compiled(source)
     assert "RETURN p_xs(1) / 2 + l_ys(2);" in sql
-    assert "RETURN p_xs[1] / 2 + l_ys[2];" in compiled(source, "postgres")
+    assert "RETURN m.pell_list_at(p_xs, 1) / 2 + m.pell_list_at(l_ys, 2);" in compiled(source, "postgres")
 
 
 def test_xs_call_gets_the_checks_of_at() -> None:

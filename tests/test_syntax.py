@@ -366,3 +366,19 @@ def test_a_parser_loaded_from_lark_s_cache_parses_as_the_one_lark_analyses(
         results.append((parsed, spans))
     assert results[0] == results[1]
     assert any(diagnostics for _, diagnostics in results[0][0])
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("module m;\n\nfn f() -> number {\n    return 1;\n}\n/* never closed\n", "/* never"),
+        ("module m;\n\nfn f() -> number {\n    return 1; /* never closed\n}\n", "/* never"),
+        ("module m;\n\nfn f() -> number {\n    return 1 /* never closed;\n}\n", "/* never"),
+    ],
+)
+def test_an_unclosed_block_comment_is_reported_as_one(text: str, at: str) -> None:
+    """Not as a regex literal's `/` or a division's, which is what the lexer reads of it."""
+    result = compile_source(text)
+    assert [(d.code, d.span.start, d.message) for d in result.diagnostics] == [
+        ("syntax", text.index(at), "this `/*` comment is never closed: `*/` is missing")
+    ]

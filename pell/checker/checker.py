@@ -700,7 +700,7 @@ def check(
     check_identifier_lengths(checked, target, diagnostics)
     check_package_clash(module, diagnostics, sql_blocks)
     # a stub has no bodies: its facts are its `@commits` marks
-    facts = stub_facts(module) if module.is_stub else check_retry_safety(checked, diagnostics)
+    facts = stub_facts(module) if module.is_stub else check_retry_safety(checked, diagnostics, target)
     return records.replace(checked, retry_facts=facts), for_target(diagnostics, target)
 
 

@@ -443,10 +443,15 @@ class ExpressionChecker(SqlChecker):
             for arg in call_values(expr):
                 self.expr(arg, None)
             names = [i.name for i in foreign.module.items if isinstance(i, ast.Fn) and i.public]
+            close = closest_name(name, names)
+            # the fix replaces the fn's name only, the last part of the path written
+            written = ast.Span(expr.callee.span.end - len(name), expr.callee.span.end)
             self.error(
                 "unknown-fn",
-                f"module `{foreign.module.dotted_name}` has no fn `{name}`{did_you_mean(name, names)}",
+                f"module `{foreign.module.dotted_name}` has no fn `{name}`"
+                + (f"; did you mean `{close}`?" if close else ""),
                 expr.callee.span,
+                fixes=(Fix(written, close),) if close else (),
             )
             return t.UNKNOWN
         if not (item.public or foreign.is_stub):

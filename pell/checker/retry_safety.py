@@ -54,8 +54,9 @@ UNSTABLE_VALUES = ("sysdate", "systimestamp", "sys_guid", "dbms_random")
 # ---- the checks --------------------------------------------------------------
 
 
-def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
-    """Every retry-safety diagnostic of `module`'s fns, seen through `graph`'s calls."""
+def retry_findings(graph: RetryGraph, module: str, target: str = "23ai") -> list[Diagnostic]:
+    """Every retry-safety diagnostic of `module`'s fns, seen through `graph`'s calls, for
+    `target` (`for_target` then drops the findings that rest on Oracle's rules alone)."""
     diagnostics: list[Diagnostic] = []
     facts = graph.modules[module]
 
@@ -93,7 +94,7 @@ def retry_findings(graph: RetryGraph, module: str) -> list[Diagnostic]:
         # calls that can only fail: reported once, as that, not as a commit too
         refused = _refused_calls(graph, key, name_of)
         diagnostics += refused.values()
-        diagnostics += _called_from_sql(graph, key, name_of, commit_notes)
+        diagnostics += _called_from_sql(graph, key, name_of, commit_notes, target)
         if fn.parallel:
             # its own writes are parallel-misuse already (pell.checker.parallel); a call that
             # commits is one a query cannot run either (ORA-14552)
@@ -390,6 +391,7 @@ def _called_from_sql(
     key: FnKey,
     name_of: Callable[[FnKey], str],
     commit_notes: Callable[[FnKey, Commit, list[Note]], tuple[str, tuple[Note, ...]]],
+    target: str,
 ) -> list[Diagnostic]:
     """`transaction-in-sql`: a Pell fn named in a SQL statement of fn `key` that runs
     transaction control: retried (SAVEPOINT and ROLLBACK TO, or ROLLBACK and COMMIT), or
@@ -397,11 +399,19 @@ def _called_from_sql(
     INSERT, UPDATE, DELETE or MERGE statement "cannot execute any of the following SQL
     statements (unless PRAGMA AUTONOMOUS_TRANSACTION was specified): Transaction control
     statements (such as COMMIT)", and "a runtime error occurs when that statement is parsed"
-    (PL/SQL Language Reference 19c, 8.13 "PL/SQL Functions that SQL Statements Can Invoke")."""
+    (PL/SQL Language Reference 19c, 8.13 "PL/SQL Functions that SQL Statements Can Invoke").
+    PostgreSQL: a savepoint-scoped retry is a subtransaction, which a query may run; a fn that
+    commits, or reaches a transaction-scoped retry, is a PROCEDURE (docs/postgres.md), and a
+    procedure "cannot be called" in a query, only by CALL (CREATE PROCEDURE)."""
     found = []
+    postgres = target == "postgres"
     for effect, callee in graph.sql_calls[key]:
         retried = graph.retried_in_transaction.get(callee)
+        if postgres and retried is not None and graph.fn(retried).retry_scope == "savepoint":
+            retried = None
         notes: tuple[Note, ...] = ()
+        if postgres and retried is None and callee not in graph.commits:
+            continue
         if retried is not None:
             scope = graph.fn(retried).retry_scope
             run = "SAVEPOINT and ROLLBACK TO" if scope == "savepoint" else "ROLLBACK and COMMIT"
@@ -415,12 +425,16 @@ def _called_from_sql(
             what = f"commits{where}"
         else:
             continue
+        because = (
+            "on postgres such a fn is a PROCEDURE, which only CALL runs, not a query"
+            if postgres
+            else "a fn called from SQL may not run SAVEPOINT, ROLLBACK or COMMIT, so Oracle "
+            "raises an error when it does"
+        )
         found.append(
             Diagnostic.of(
                 "transaction-in-sql",
-                f"this SQL statement calls {name_of(callee)}, which {what}: a fn called from "
-                "SQL may not run SAVEPOINT, ROLLBACK or COMMIT, so Oracle raises an error "
-                "when it does",
+                f"this SQL statement calls {name_of(callee)}, which {what}: {because}",
                 effect.span,
                 (
                     "call it from PL/SQL before the statement and bind its result "
@@ -593,7 +607,9 @@ def _own_errors_retried(
     return found
 
 
-def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) -> ModuleFacts:
+def check_retry_safety(
+    checked: CheckedModule, diagnostics: list[Diagnostic], target: str = "23ai"
+) -> ModuleFacts:
     """The module's own retry-safety diagnostics; returns its facts for project-wide checks."""
     facts, own = module_facts(checked)
     # the module's sequences, once: per retried fn this walked every item (quadratic)
@@ -602,7 +618,7 @@ def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) ->
         if fn.retry is not None and fn.retry_annotation is not None:
             diagnostics += _direct_side_effects(fn, checked, sequences)
     diagnostics += _own_errors_retried(checked, facts, own)
-    diagnostics += retry_findings(RetryGraph([facts]), facts.name)
+    diagnostics += retry_findings(RetryGraph([facts]), facts.name, target)
     return facts
 
 
@@ -610,7 +626,8 @@ def check_retry_safety(checked: CheckedModule, diagnostics: list[Diagnostic]) ->
 # rollback there releases the sessions waiting on it (a savepoint-scoped retry cures a
 # deadlock); a retry with no `on` retries transient SQLSTATEs only, not the fn's own errors;
 # each retried call has an anonymous subtransaction (recursion moves no savepoint, and a
-# query may call a savepoint-scoped retried fn); a schema and a table may share a name (no
+# query may call a savepoint-scoped retried fn: `_called_from_sql` reports only the fns that
+# are PROCEDUREs there); a schema and a table may share a name (no
 # ORA-00955); a LIMIT stops locking only once enough rows are returned, after SKIP LOCKED
 # skipped the locked ones (SELECT, The Locking Clause), and there is no ROWNUM.
 ORACLE_ONLY_FINDINGS = frozenset(
@@ -619,7 +636,6 @@ ORACLE_ONLY_FINDINGS = frozenset(
         "retry-own-error",
         "retry-recursion",
         "package-clash",
-        "transaction-in-sql",
         "rownum-skip-locked",
     }
 )
@@ -649,9 +665,9 @@ def project_findings(
         from_parts = (graph.resolve(module.name, c.callee) for *_, c in module.aggregate_calls)
         if not any(outgoing) and not any(k is not None and k[0] != module.name for k in from_parts):
             continue  # no call leaves the module: it found all of its findings on its own
-        alone = set(retry_findings(RetryGraph([module]), module.name))
+        alone = set(retry_findings(RetryGraph([module]), module.name, target))
         extra = for_target(
-            [d for d in retry_findings(graph, module.name) if d not in alone], target
+            [d for d in retry_findings(graph, module.name, target) if d not in alone], target
         )
         if extra:
             found[module.name] = extra

@@ -168,7 +168,7 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     aggregates: list[str] = []
     for info in checked.aggregates.values():
         try:
-            ddl = "\n\n".join(aggregate_ddl(info, schema, _QUOTE))
+            ddl = "\n\n".join(aggregate_ddl(info, schema, _QUOTE, helpers))
         except Unsupported as problem:
             diagnostics.append(_unsupported(problem.what, problem.span))
             continue
@@ -345,6 +345,11 @@ LANGUAGE plpgsql AS $pell$
 DECLARE
   l_schema name;
   l_value text;
+  l_remote integer;
+  l_busy integer;
+  l_check timestamptz;
+  l_stale boolean;
+  l_blocked boolean;
 BEGIN
   SELECT n.nspname INTO l_schema
     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
@@ -355,20 +360,65 @@ BEGIN
       MESSAGE = 'an @autonomous fn needs the dblink extension, which this database lacks',
       HINT = 'docs/postgres.md, "@autonomous": a superuser runs CREATE EXTENSION dblink';
   END IF;
+  -- a call ended by the session's death leaves no connection; one ended otherwise without
+  -- reaching the handler below would leave its connection open under this name
+  EXECUTE format('SELECT $1 = ANY(%I.dblink_get_connections())', l_schema)
+    INTO l_stale USING 'pell_autonomous';
+  IF l_stale THEN
+    EXECUTE format('SELECT %I.dblink_disconnect($1)', l_schema) USING 'pell_autonomous';
+  END IF;
   EXECUTE format('SELECT %I.dblink_connect($1, $2)', l_schema)
     USING 'pell_autonomous', pell_runtime.autonomous_connection();
   BEGIN
-    EXECUTE format('SELECT count(*) FROM %I.dblink($1, $2) AS r(a text, b text, c text)', l_schema)
+    EXECUTE format(
+      'SELECT r.pid FROM %I.dblink($1, $2) AS r(pid integer, a text, b text, c text, d text, '
+      'e text, f text)', l_schema)
+      INTO l_remote
       USING 'pell_autonomous', format(
-        'SELECT set_config(''search_path'', %L, false), set_config(''DateStyle'', %L, false), '
-        'set_config(''IntervalStyle'', %L, false)',
+        'SELECT pg_backend_pid(), set_config(''search_path'', %L, false), '
+        'set_config(''DateStyle'', %L, false), set_config(''IntervalStyle'', %L, false), '
+        'set_config(''TimeZone'', %L, false), set_config(''lock_timeout'', %L, false), '
+        'set_config(''statement_timeout'', %L, false)',
         current_setting('search_path'), current_setting('DateStyle'),
-        current_setting('IntervalStyle'));
-    EXECUTE format('SELECT r.v FROM %I.dblink($1, $2) AS r(v text)', l_schema)
-      INTO l_value
+        current_setting('IntervalStyle'), current_setting('TimeZone'),
+        current_setting('lock_timeout'), current_setting('statement_timeout'));
+    -- sent, then waited for here, where a cancel or the caller's statement_timeout can
+    -- interrupt the wait (pg_sleep)
+    EXECUTE format('SELECT %I.dblink_send_query($1, $2)', l_schema)
       USING 'pell_autonomous', statement;
+    l_check := clock_timestamp() + current_setting('deadlock_timeout')::interval;
+    LOOP
+      EXECUTE format('SELECT %I.dblink_is_busy($1)', l_schema) INTO l_busy USING 'pell_autonomous';
+      EXIT WHEN l_busy = 0;
+      IF clock_timestamp() >= l_check THEN
+        -- PostgreSQL's deadlock detector does not see this session waiting for the other
+        -- one: it is checked here as often, whether that one waits for a lock this session
+        -- holds, directly or through other sessions waiting for locks
+        WITH RECURSIVE blocking(pid) AS (
+          SELECT unnest(pg_blocking_pids(l_remote))
+          UNION
+          SELECT unnest(pg_blocking_pids(blocking.pid)) FROM blocking
+        )
+        SELECT pg_backend_pid() IN (SELECT pid FROM blocking) INTO l_blocked;
+        IF l_blocked THEN
+          RAISE EXCEPTION USING
+            ERRCODE = 'deadlock_detected',
+            MESSAGE = 'deadlock detected: an @autonomous fn waits for a lock its caller holds',
+            HINT = 'docs/postgres.md, "@autonomous"';
+        END IF;
+        l_check := clock_timestamp() + current_setting('deadlock_timeout')::interval;
+      END IF;
+      PERFORM pg_sleep(0.001);
+    END LOOP;
+    EXECUTE format('SELECT r.v FROM %I.dblink_get_result($1) AS r(v text)', l_schema)
+      INTO l_value
+      USING 'pell_autonomous';
   EXCEPTION
-    WHEN OTHERS THEN
+    -- OTHERS "matches every error type except QUERY_CANCELED and ASSERT_FAILURE" (43.6.8
+    -- "Trapping Errors"): a cancel or statement_timeout must close the connection too. The
+    -- remote statement, if it still runs, is cancelled: its work is rolled back there
+    WHEN OTHERS OR query_canceled THEN
+      EXECUTE format('SELECT %I.dblink_cancel_query($1)', l_schema) USING 'pell_autonomous';
       EXECUTE format('SELECT %I.dblink_disconnect($1)', l_schema) USING 'pell_autonomous';
       RAISE;
   END;

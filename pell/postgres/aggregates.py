@@ -36,8 +36,11 @@ def state_type(schema: str, info: AggregateInfo) -> str:
     return f"{schema}.{info.impl_type.split('.')[-1]}"
 
 
-def aggregate_ddl(info: AggregateInfo, schema: str, quote: str) -> list[str]:
-    """The state type, the parts' functions and the aggregate, one statement each."""
+def aggregate_ddl(
+    info: AggregateInfo, schema: str, quote: str, helpers: set[str] | None = None
+) -> list[str]:
+    """The state type, the parts' functions and the aggregate, one statement each; the
+    schema's helper functions the parts call are added to `helpers`."""
     state = state_type(schema, info)
     name = f"{schema}.{info.decl.name.lower()}"
     fields = ",\n".join(
@@ -92,7 +95,7 @@ def aggregate_ddl(info: AggregateInfo, schema: str, quote: str) -> list[str]:
         )
     )
     for signature, part, prologue, declared in functions:
-        body = _part_body(info, part, schema, prologue, declared)
+        body = _part_body(info, part, schema, prologue, declared, helpers)
         statements.append(
             f"CREATE OR REPLACE FUNCTION {signature}\nLANGUAGE plpgsql AS {quote}\n{body}\n{quote};"
         )
@@ -111,12 +114,20 @@ def aggregate_ddl(info: AggregateInfo, schema: str, quote: str) -> list[str]:
 
 
 def _part_body(
-    info: AggregateInfo, part: str, schema: str, prologue: list[str], declared: str
+    info: AggregateInfo,
+    part: str,
+    schema: str,
+    prologue: list[str],
+    declared: str,
+    helpers: set[str] | None = None,
 ) -> str:
     """A part's PL/pgSQL between the dollar quotes: the prologue, the body, each `return` of
     `step`, `merge` and the defaults returning the state."""
     fn, analysis = info.parts[part]
-    _, subprogram = PgFnLowerer(info.view, fn, analysis, schema).lower_fn()
+    lowerer = PgFnLowerer(info.view, fn, analysis, schema)
+    _, subprogram = lowerer.lower_fn()
+    if helpers is not None:
+        helpers |= lowerer.helpers
     state = STATE_PLSQL[part]
     body = _returning_state(subprogram.body, state if part != "finish" else None)
     if part == INITIALIZE:

@@ -124,6 +124,28 @@ _HELPERS |= {
 }
 
 
+# `xs.at(i)` (and `xs(i)`) reads an element that is there, or raises as Oracle's associative
+# array does (PL/SQL Language Reference, chapter 6, "Collection Exceptions": NO_DATA_FOUND when
+# "a subscript designates ... a nonexistent element of an associative array", VALUE_ERROR when
+# "a subscript is null", ORA-06502 "NULL index table key value"), where a PostgreSQL subscript
+# outside the array's bounds, or NULL, gives NULL (8.15.3 "Accessing Arrays"). Not a JSON
+# helper, but a function of the module's schema as they are.
+_HELPERS |= {
+    "pell_list_at": (
+        "(p_list anyarray, p_index integer) RETURNS anyelement",
+        "  IF p_index IS NULL THEN\n"
+        "    RAISE EXCEPTION 'NULL index table key value' USING ERRCODE = 'null_value_not_allowed';\n"
+        "  END IF;\n"
+        "  IF NOT coalesce(p_index BETWEEN array_lower(p_list, 1) AND array_upper(p_list, 1), false)"
+        " THEN\n"
+        "    RAISE EXCEPTION 'no element at index % of the list', p_index"
+        " USING ERRCODE = 'no_data_found';\n"
+        "  END IF;\n"
+        "  RETURN p_list[p_index];",
+    ),
+}
+
+
 def method_sql(lowerer: PgFnLowerer, expr: ast.MethodCall) -> str:
     """`j.set(key, v)`, `j.remove(key)`, `j.append(key, v)`: the helper of the schema."""
     helper = {"set": "pell_json_set", "remove": "pell_json_remove", "append": "pell_json_append"}[
@@ -233,23 +255,29 @@ def into_assignments(
 def member_value(lowerer: PgFnLowerer, query: str, type_: t.Type) -> str | None:
     """The value of type `type_` of the jsonb item `query` gives (SQL NULL: none), as
     get_text, get_number and get_json read it, raising where Oracle's JSON_VALUE and JSON_QUERY
-    with ERROR ON ERROR raise; an int, date or timestamp from its text. None: a type with no
-    form here."""
+    with ERROR ON ERROR raise; a date or timestamp from its text, a number or an int from a
+    JSON number only. None: a type with no form here."""
     name = type_.name if isinstance(type_, t.Scalar) else ""
-    if t.is_text(type_) or name in ("int", *DATETIME_FORMS):
+    if t.is_text(type_) or name in DATETIME_FORMS:
         lowerer.helpers.add("pell_json_text")
         value = f"{lowerer.schema}.pell_json_text({query})"
-        if name == "int":
-            # whole, as the Oracle lowering checks it: the exact text of the number (trim_scale
-            # drops the trailing zeroes of 2.0, 9.3 "Mathematical Functions and Operators")
-            # cast to integer, which raises for a fraction where a numeric's cast would round
-            return f"CAST(trim_scale(CAST({value} AS numeric))::text AS integer)"
         if name in DATETIME_FORMS:
             lowerer.helpers.add(f"pell_json_{name}")
             return f"{lowerer.schema}.pell_json_{name}({value})"
         return value
+    # A number, and an int, only from a JSON number: the cast of a jsonb string to numeric
+    # raises (22023), where Oracle's JSON_VALUE RETURNING NUMBER, lax by default, may read a
+    # string holding a number (JSON Developer's Guide 23, 18.7 "TYPE Clause for SQL Functions
+    # and Conditions": JSON values "can be implicitly interpreted (essentially cast)"). Which
+    # strings Oracle takes is not documented, so no string is taken here (docs/postgres.md).
+    number = f"CAST(NULLIF({query}, 'null') AS numeric)"
+    if name == "int":
+        # whole, as the Oracle lowering checks it: the exact text of the number (trim_scale
+        # drops the trailing zeroes of 2.0, 9.3 "Mathematical Functions and Operators") cast
+        # to integer, which raises for a fraction where a numeric's cast would round
+        return f"CAST(trim_scale({number})::text AS integer)"
     if type_ == t.NUMBER:
-        return f"CAST(NULLIF({query}, 'null') AS numeric)"
+        return number
     if type_ == t.JSON:
         lowerer.helpers.add("pell_json_query")
         return f"{lowerer.schema}.pell_json_query({query})"

@@ -113,6 +113,10 @@ class PgFnLowerer:
         # block leaves the block, and commits first (as a `return` does)
         self.loop_depth = 0
         self.transactions: list[int] = []
+        # the loops around the statement being lowered whose cursor a COMMIT would close (a
+        # FETCH loop) or cannot keep (a cursor FOR loop over a query that changes data), each
+        # as an error names it: a COMMIT inside is refused (`refuse_commit`)
+        self.commit_closes: list[str] = []
 
     # -- building the tree
 
@@ -566,7 +570,16 @@ class PgFnLowerer:
             # a cursor FOR loop needs its variable declared, as `record`
             self.declarations.append(f"{variable.plsql} record;")
             query = self.at(self.sql(chain[0], self.sql_text(chain[0])))
-            self.emit(plsql.CursorLoop(variable.plsql, query, self.loop_body(stmt.body)))
+            changes_data = not read_only(query)
+            if changes_data:
+                self.commit_closes.append(
+                    "a `for` loop over a query that changes data (PostgreSQL keeps a cursor "
+                    "loop's cursor over a COMMIT only for a read-only query)"
+                )
+            body = self.loop_body(stmt.body)
+            if changes_data:
+                self.commit_closes.pop()
+            self.emit(plsql.CursorLoop(variable.plsql, query, body))
             return
         elif isinstance(self.type_of(source), t.ListType):
             # FOREACH raises "FOREACH expression must not be null": a NULL array (a SQL
@@ -595,7 +608,12 @@ class PgFnLowerer:
             else:
                 first = [self.at(plsql.Exec(f"FETCH {cursor} INTO {variable.plsql}")), done]
             self.open_cursors.append(cursor)
+            self.commit_closes.append(
+                f"a `for` loop over a `{cursor_type}` (a COMMIT closes the cursor: PostgreSQL "
+                "keeps only a cursor FOR loop's cursor over a COMMIT)"
+            )
             body = self.loop_body(stmt.body)
+            self.commit_closes.pop()
             self.open_cursors.pop()
             self.emit(plsql.Loop("", [*first, *body]))
             self.emit(plsql.Exec(f"CLOSE {cursor}"))
@@ -683,7 +701,14 @@ class PgFnLowerer:
         self.emit(plsql.Block(body))
 
     def refuse_commit(self, what: str, span: ast.Span) -> None:
-        """`what` commits: refused where PostgreSQL ends no transaction."""
+        """`what` commits: refused where PostgreSQL ends no transaction, and inside a loop
+        whose cursor the COMMIT would close. "Normally, cursors are automatically closed at
+        transaction commit. However, a cursor created as part of a loop like this is
+        automatically converted to a holdable cursor by the first COMMIT or ROLLBACK", and
+        "Transaction commands are not allowed in cursor loops driven by commands that are not
+        read-only (for example UPDATE ... RETURNING)" (PostgreSQL 15 docs, 43.8 "Transaction
+        Management"): a refcursor's FETCH loop would fetch from a closed cursor (34000) after
+        the first COMMIT, once work is committed; Oracle fetches across it."""
         decl = self.fn.decl
         where = ""
         if any(a.name == "autonomous" for a in decl.annotations):
@@ -695,6 +720,8 @@ class PgFnLowerer:
                 "a fn with `finally` (its body is a block with an exception handler, inside "
                 "which PostgreSQL ends no transaction)"
             )
+        elif self.commit_closes:
+            where = self.commit_closes[-1]
         if where:
             raise self.unsupported(f"{what} in {where}", span)
 
@@ -1037,6 +1064,12 @@ class PgFnLowerer:
             return f"CAST(trim_scale({lowered[0]})::text AS integer)"
         return lowered[0]
 
+    def list_at(self, items: str, index: str) -> str:
+        """An element that is there, or NO_DATA_FOUND (VALUE_ERROR for a NULL index), as on
+        Oracle: the schema's helper `pell_list_at` (pell.postgres.json_lowering)."""
+        self.helpers.add("pell_list_at")
+        return f"{self.schema}.pell_list_at({items}, {index})"
+
     def methodcall(self, expr: ast.MethodCall) -> Lowered:
         if id(expr) in self.analysis.bulk_counts:
             # a `forall` here is a loop of single statements: PostgreSQL has no FORALL and no
@@ -1061,7 +1094,6 @@ class PgFnLowerer:
             receiver = self.as_text(expr.target), ATOM  # padded as interpolation writes it
         else:
             receiver = self.lower_with_precedence(expr.target)
-        value = wrap(receiver, ATOM)
         args = [self.lower(arg) for arg in expr.args]
         if t.family(target_type) in ("date", "timestamp", "interval"):
             return f"EXTRACT({expr.name.upper()} FROM {receiver[0]})", ATOM
@@ -1073,7 +1105,7 @@ class PgFnLowerer:
                 "is_empty": (f"{count} = 0", COMPARISON),
                 "first": (f"array_lower({receiver[0]}, 1)", ATOM),
                 "last": (f"array_upper({receiver[0]}, 1)", ATOM),
-                "at": (f"{value}[{self.list_index(expr.args, args)}]", ATOM),
+                "at": (self.list_at(receiver[0], self.list_index(expr.args, args)), ATOM),
             }
             if expr.name in lists:
                 return lists[expr.name]
@@ -1264,3 +1296,22 @@ EXPRESSIONS: dict[type[ast.Node], Callable[[PgFnLowerer, Any], Lowered]] = {
 }
 
 __all__ = ["PgFnLowerer", "Unsupported", "falls_through"]
+
+
+# The first words of a query whose portal PostgreSQL can hold over a COMMIT: one plain SELECT
+# (a query changing data through INSERT, UPDATE, DELETE or MERGE, in a WITH too, cannot be)
+_READ_ONLY_VERBS = frozenset({"select", "values", "table", "with"})
+_DATA_CHANGES = frozenset({"insert", "update", "delete", "merge"})
+
+
+def read_only(query: plsql.Sql) -> bool:
+    """Is `query` read-only, so that a COMMIT in its cursor FOR loop keeps the cursor (43.8
+    "Transaction Management")? `for update` and `for no key update` lock rows, and are
+    read-only there."""
+    if query.verb not in _READ_ONLY_VERBS:
+        return False
+    words = query.words
+    return not any(
+        word in _DATA_CHANGES and not (word == "update" and index and words[index - 1] in ("for", "key"))
+        for index, word in enumerate(words)
+    )
