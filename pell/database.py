@@ -138,10 +138,11 @@ def url(state: ServerState) -> str:
     return f"postgresql://postgres@/postgres?host={state.socket_dir}&port={state.port}"
 
 
-def start() -> str:
+def start(data: Path | None = None) -> str:
     """The embedded server's URL: started now (its data directory made first on first use)
-    unless it runs already. It listens on a unix socket in its data directory only."""
-    data = data_dir()
+    unless it runs already. It listens on a unix socket in its data directory only. `data`:
+    its data directory, else data_dir() (the tests start one of their own)."""
+    data = data or data_dir()
     state = running(data)
     if state is not None:
         return url(state)

@@ -74,7 +74,16 @@ class IsPanic:
 
 @record
 class TransactionOpen:
+    """The session's transaction has begun to change data. PostgreSQL: it has a transaction
+    ID, which a transaction is given when it first writes (PostgreSQL 15 docs, 74.1
+    "Transactions and Identifiers"); pg_current_xact_id_if_assigned is NULL while it has none
+    (9.26 "System Information Functions", transaction ID functions)."""
+
+    postgres: bool = False
+
     def text(self) -> str:
+        if self.postgres:
+            return "pg_current_xact_id_if_assigned() IS NOT NULL"
         return "DBMS_TRANSACTION.LOCAL_TRANSACTION_ID IS NOT NULL"
 
 

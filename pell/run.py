@@ -350,6 +350,7 @@ def install_postgres(database: Database, out_dir: Path, result: Any, project: Pr
                     # one deploy at a time: two commands replacing the same function at once
                     # fail with "tuple concurrently updated" (parallel `pellc exec` runs)
                     connection.execute("SELECT pg_advisory_xact_lock(hashtext('pellc deploy'))")
+                    _drop_changed_routines(connection, script.read_text("utf-8"))
                     connection.execute(script.read_text("utf-8"))
             except psycopg.Error as error:
                 # the script's line, said in the message; the Pell place of a function's line
@@ -364,6 +365,33 @@ def install_postgres(database: Database, out_dir: Path, result: Any, project: Pr
                 sys.stderr.write(said)
                 return False
     return True
+
+
+_ROUTINE = re.compile(
+    r"^CREATE OR REPLACE (FUNCTION|PROCEDURE) (\w+)\.(\w+)\(", re.MULTILINE | re.IGNORECASE
+)
+
+
+def _drop_changed_routines(connection: Any, script: str) -> None:
+    """Drop each routine of the script's names that is of the other kind: a fn is a FUNCTION or
+    a PROCEDURE as its retry scope, its `transaction { }` blocks and its callees say, and
+    CREATE OR REPLACE replaces no FUNCTION by a PROCEDURE of the same name and arguments, nor
+    the other way round (42809 "cannot change routine kind"). No CASCADE: a view or default
+    that uses the old one stops the deploy with PostgreSQL's own error."""
+    made = {
+        (m.group(2).lower(), m.group(3).lower()): "p" if m.group(1).upper() == "PROCEDURE" else "f"
+        for m in _ROUTINE.finditer(script)
+    }
+    if not made:
+        return
+    found = connection.execute(
+        "SELECT n.nspname, p.proname, p.prokind, p.oid::regprocedure::text FROM pg_proc p "
+        "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ANY(%s)",
+        [sorted({schema for schema, _ in made})],
+    ).fetchall()
+    for schema, name, kind, routine in found:
+        if made.get((schema, name), kind) != kind:
+            connection.execute(f"DROP ROUTINE {routine}")
 
 
 def _import_order(paths: list[Path], project: Project) -> list[Path]:

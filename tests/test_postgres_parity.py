@@ -2,7 +2,8 @@
 on a real server (issue 28, item 5): what commits, what is undone, and where PL/pgSQL cannot
 and pellc says so (docs/postgres.md, "Transactions" and "@autonomous").
 
-One throwaway cluster serves the run (conftest.py) and each test gets a database of its own.
+One throwaway cluster of each kind serves the run (conftest.py: the embedded server, and the
+system server where pg_config finds one) and each test gets a database of its own on each.
 """
 
 from __future__ import annotations
@@ -10,17 +11,12 @@ from __future__ import annotations
 import time
 
 import pytest
-from postgres_server import binaries
 
 from pell import compile_source
 from pell.postgres import runtime_sql
 from pell.runtime import number_errors
 
 psycopg = pytest.importorskip("psycopg")
-
-pytestmark = pytest.mark.skipif(
-    binaries() is None, reason="no PostgreSQL binaries (pg_config --bindir): postgres tests skipped"
-)
 
 
 @pytest.fixture

@@ -52,7 +52,10 @@ def test_the_printed_function_is_the_tree() -> None:
     printer = plsql.Printer("postgres", marks=False)
     printer.statements(tree(result, "settle").body, 1)
     assert "\n".join(printer.lines) in result.sql
-    assert "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;" in printer.lines[4]
+    # each attempt's transaction starts with it, right after the ROLLBACK that ends the last
+    at = next(i for i, line in enumerate(printer.lines) if line.strip().startswith("SET "))
+    assert printer.lines[at].strip() == "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;"
+    assert printer.lines[at - 1].strip() == "ROLLBACK;"
 
 
 def _catch_everything(result: CompileResult) -> None:
@@ -193,7 +196,9 @@ def test_a_transaction_scoped_call_in_a_client_transaction_is_refused() -> None:
     run = Run(Program([module], postgres=True), {}, [])
     run.call_top(module, module.subprograms["settle"], opened=True)
     log = [text.strip() for text, _ in run.log]
-    assert "2D000 invalid_transaction_termination" in log
+    # its guard refuses it before its ROLLBACK would (2D000): the caller's work is not ended
+    assert "raises pell_transaction_open" in log
+    assert "2D000 invalid_transaction_termination" not in log
     assert log[-1].startswith("the transaction is aborted: the caller's earlier work")
     assert run.violations == []  # the refusal it owes its caller, not a defect
 

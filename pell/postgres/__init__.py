@@ -18,6 +18,7 @@ from pell.checker.ut import suite_annotation
 from pell.codegen import strip_markers
 from pell.codegen.expressions import quote_text
 from pell.diagnostics import Diagnostic
+from pell.error_codes import TRANSACTION_OPEN_CODE
 from pell.postgres.aggregates import aggregate_ddl
 from pell.postgres.json_lowering import json_helper
 from pell.postgres.lower import PgFnLowerer, Unsupported
@@ -297,7 +298,9 @@ def runtime_sql(errors: list[tuple[str, int]], header: str) -> str:
     """The `pell_runtime` schema: one function per Pell error returning its SQLSTATE, so module
     code names errors, never numbers (as the Oracle runtime's constants do)."""
     parts = [header, "CREATE SCHEMA IF NOT EXISTS pell_runtime;", *_AUTONOMOUS_RUNTIME]
-    for exception, code in errors:
+    # pellc's own: a transaction-scoped retry called with the caller's transaction open
+    own = [(naming.TRANSACTION_OPEN, TRANSACTION_OPEN_CODE)]
+    for exception, code in [*errors, *own]:
         parts.append(
             f"CREATE OR REPLACE FUNCTION pell_runtime.{exception}() RETURNS text\n"
             f"LANGUAGE sql IMMUTABLE AS $pell$ SELECT '{sqlstate(code)}' $pell$;"

@@ -117,6 +117,9 @@ class PgFnLowerer:
         # FETCH loop) or cannot keep (a cursor FOR loop over a query that changes data), each
         # as an error names it: a COMMIT inside is refused (`refuse_commit`)
         self.commit_closes: list[str] = []
+        # the calls that are a whole statement, or the whole value of a `let` or an assignment
+        # (by id): where a call of a fn that commits may give a value
+        self.whole_calls: set[int] = set()
 
     # -- building the tree
 
@@ -374,6 +377,8 @@ class PgFnLowerer:
         if (chain := sql_chain(value)) is not None:
             self.store_query(target, chain[0], [c.name for c in chain[1]], type_, not_found)
             return
+        if isinstance(value, ast.Call):
+            self.whole_calls.add(id(value))
         self.emit(plsql.Assign(target, self.lower(value)))
 
     def store_query(
@@ -474,6 +479,7 @@ class PgFnLowerer:
             self.emit(self.raise_statement(expr))
             return
         if isinstance(expr, ast.Call) and self.calls_procedure(expr):
+            self.whole_calls.add(id(expr))
             self.lower(expr)  # writes the CALL
             return
         self.emit(plsql.Exec(f"PERFORM {self.lower(expr)}"))
@@ -990,17 +996,21 @@ class PgFnLowerer:
             assert foreign is not None
             module = foreign.module
             callee = f"{schema_of(module.path, module.chosen_package)}.{fn_name(path[1])}"
-        if target is not None and target.retry is not None and target.retry.scope == "transaction":
-            raise self.unsupported(
-                "a call of a transaction-scoped fn (a PROCEDURE that commits, which only a "
-                "client's CALL can run)",
-                expr.callee.span,
-            )
-        if self.commits_call(expr):
+        reason = self.commits_call(expr)
+        if reason:
             self.refuse_commit(
-                f"a call of `{expr.callee.text}`, which commits (a `transaction {{ }}` block),",
-                expr.callee.span,
+                f"a call of `{expr.callee.text}`, which commits ({reason}),", expr.callee.span
             )
+            if target is not None and target.is_function and id(expr) not in self.whole_calls:
+                # its CALL is a statement of its own, run before the statement the expression
+                # is in, whether or not the expression reaches the call (`&&`, a `match` arm):
+                # it would commit, or not, where Pell does not
+                raise self.unsupported(
+                    f"a call of `{expr.callee.text}`, which commits ({reason}), inside an "
+                    "expression (only as a statement, or as the whole value of a `let` or an "
+                    "assignment)",
+                    expr.callee.span,
+                )
         lowered = [text for text, _ in args]
         lowered += [
             f"{self.analysis.keyword_names[id(k)]} => {self.lower(k.value)}" for k in expr.keywords
@@ -1016,15 +1026,16 @@ class PgFnLowerer:
             return holder, ATOM
         return f"{callee}({', '.join(lowered)})", ATOM
 
-    def commits_call(self, expr: ast.Call) -> bool:
-        """Does the Pell fn `expr` calls end its transaction (`Commits`)?"""
+    def commits_call(self, expr: ast.Call) -> str:
+        """What makes the Pell fn `expr` calls end its transaction (`Commits.reason`); ""
+        when it does not."""
         called = callee_of(expr.callee.path, self.checked)
-        return called is not None and self.commits(*called)
+        return self.commits.reason(*called) if called is not None else ""
 
     def calls_procedure(self, expr: ast.Call) -> bool:
         """Is the Pell fn `expr` calls a PROCEDURE (called by CALL)?"""
         called = self.callee(expr)
-        return called is not None and is_procedure(called, self.commits_call(expr))
+        return called is not None and is_procedure(called, bool(self.commits_call(expr)))
 
     def builtin_args(
         self, plsql: str, args: Sequence[ast.Expr]

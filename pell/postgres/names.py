@@ -69,7 +69,8 @@ def sql_type(type_: t.Type, checked: CheckedModule) -> str:
 
 def is_procedure(fn: FnInfo, commits: bool = False) -> bool:
     """A fn PostgreSQL makes a PROCEDURE: one that commits (transaction-scoped retry, or
-    `commits`: a `transaction { }` block, itself or in a fn it calls), or one with
+    `commits`: a `transaction { }` block or a transaction-scoped retry, itself or in a fn it
+    calls: `Commits`), or one with
     `out`/`inout` parameters, which a procedure's CALL assigns back to the caller's
     variables (a function would return them as a row instead)."""
     if commits or (fn.retry is not None and fn.retry.scope == "transaction"):
@@ -77,26 +78,42 @@ def is_procedure(fn: FnInfo, commits: bool = False) -> bool:
     return any(p.decl.mode != "in" for p in fn.params)
 
 
+TRANSACTION_BLOCK = "a `transaction { }` block"
+TRANSACTION_RETRY = "a transaction-scoped `@retry`"
+
+
+def transaction_scoped(fn: FnInfo) -> bool:
+    """A transaction-scoped retried fn: a PROCEDURE whose attempts COMMIT and ROLLBACK
+    (pell.postgres.retry.lower_transaction_retry). An `@autonomous` one runs in a session of
+    its own: its caller's transaction goes on."""
+    autonomous = any(a.name == "autonomous" for a in fn.decl.annotations)
+    return fn.retry is not None and fn.retry.scope == "transaction" and not autonomous
+
+
 class Commits:
-    """Which fns end their transaction on PostgreSQL through a `transaction { }` block: one in
-    their own body (or `finally`), or in a fn of the project they call, at any depth. Only a
-    PROCEDURE may COMMIT, and only under CALLs from the top: "if the call stack is CALL
-    proc1() -> SELECT func2() -> CALL proc3(), then the last procedure cannot do transaction
-    control" (PostgreSQL 15 docs, 43.8 "Transaction Management"), so each of those callers
-    is a PROCEDURE too. An `@autonomous` fn commits in a session of its own, not its
-    caller's; a transaction-scoped retried fn is called by no Pell fn (its calls are
-    `unsupported`)."""
+    """Which fns end their transaction on PostgreSQL, and through what: a `transaction { }`
+    block in their own body (or `finally`), a transaction-scoped `@retry` of their own, or
+    either in a fn of the project they call, at any depth. Only a PROCEDURE may COMMIT, and
+    only under CALLs from the top: "if the call stack is CALL proc1() -> SELECT func2() ->
+    CALL proc3(), then the last procedure cannot do transaction control" (PostgreSQL 15
+    docs, 43.8 "Transaction Management"), so each of those callers is a PROCEDURE too. An
+    `@autonomous` fn commits in a session of its own, not its caller's."""
 
     def __init__(self) -> None:
-        self.known: dict[tuple[tuple[str, ...], str], bool] = {}
+        # what makes each fn commit (TRANSACTION_BLOCK or TRANSACTION_RETRY); "": nothing
+        self.known: dict[tuple[tuple[str, ...], str], str] = {}
         self.visiting: set[tuple[tuple[str, ...], str]] = set()
 
     def __call__(self, fn: FnInfo, checked: CheckedModule) -> bool:
+        return bool(self.reason(fn, checked))
+
+    def reason(self, fn: FnInfo, checked: CheckedModule) -> str:
+        """What makes `fn` end its transaction: TRANSACTION_RETRY, TRANSACTION_BLOCK, or ""."""
         key = (checked.module.path, fn.decl.name)
         if key in self.known:
             return self.known[key]
         if key in self.visiting:
-            return False  # a recursive call: what the fn commits, its first visit finds
+            return ""  # a recursive call: what the fn commits, its first visit finds
         self.visiting.add(key)
         try:
             found = self.find(fn, checked)
@@ -108,22 +125,25 @@ class Commits:
             self.known[key] = found
         return found
 
-    def find(self, fn: FnInfo, checked: CheckedModule) -> bool:
+    def find(self, fn: FnInfo, checked: CheckedModule) -> str:
         if any(a.name == "autonomous" for a in fn.decl.annotations):
-            return False
+            return ""
+        if transaction_scoped(fn):
+            return TRANSACTION_RETRY
         bodies = [fn.decl.body] if fn.decl.finally_body is None else [
             fn.decl.body,
             fn.decl.finally_body,
         ]
         nodes = [node for body in bodies for node in ast.walk(body)]
         if any(isinstance(node, ast.Transaction) for node in nodes):
-            return True
+            return TRANSACTION_BLOCK
         for node in nodes:
             if isinstance(node, ast.Call):
                 called = callee_of(node.callee.path, checked)
-                if called is not None and self(*called):
-                    return True
-        return False
+                found = self.reason(*called) if called is not None else ""
+                if found:
+                    return found
+        return ""
 
 
 def callee_of(

@@ -221,6 +221,7 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     recovering = "l_pell_recover"
     if policy.recover is not None:
         lowerer.declarations.append(f"{recovering} boolean := FALSE;")
+    _refuse_open_transaction(lowerer)
     deadline = _deadline(lowerer, policy)
     lowerer.returns_into = RESULT_PARAMETER if lowerer.fn.is_function else ""
     lowerer.return_exit = ATTEMPTS_LABEL
@@ -275,6 +276,20 @@ def lower_transaction_retry(lowerer: PgFnLowerer, policy: RetryPolicy) -> None:
     if policy.observe:
         _restore_application(lowerer)
     lowerer.emit(plsql.Commit())
+
+
+def _refuse_open_transaction(lowerer: PgFnLowerer) -> None:
+    """As on Oracle (pell.codegen.retry_loop): pellc's own error when the caller's transaction
+    has already written. A DO block or a procedure that CALLs this one may do DML first, and
+    the first attempt's COMMIT would commit that work, a retry's ROLLBACK undo it."""
+    message = (
+        f"{lowerer.checked.module.dotted_name}.{lowerer.fn.decl.name}: "
+        '@retry(scope = "transaction") starts its own transaction, but one is already '
+        "open; commit or roll back before calling it"
+    )
+    state = f"pell_runtime.{naming.TRANSACTION_OPEN}()"
+    refuse = lowerer.at(plsql.RaiseError(state, quote_text(message)))
+    lowerer.emit(plsql.If([plsql.Branch(plsql.TransactionOpen(postgres=True), [refuse])]))
 
 
 def _saved_parameters(lowerer: PgFnLowerer) -> list[tuple[str, str]]:
