@@ -8,6 +8,7 @@ own on each. A server that cannot be had skips its run with the reason.
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from decimal import Decimal
@@ -1334,7 +1335,11 @@ def test_json_methods_set_remove_and_append_as_on_oracle(dsn: str) -> None:
         dsn,
         "module pm;\npub fn tagged(j: json, tag: text) -> json {\n"
         '    return j.set("meta.tag", tag).remove("draft");\n}\n'
-        'pub fn more(j: json, n: number) -> json { return j.append("xs", n); }\n',
+        'pub fn more(j: json, n: number) -> json { return j.append("xs", n); }\n'
+        # literals: to_jsonb cannot type an untyped literal by itself (42804 before the cast)
+        'pub fn literals(j: json, d: date) -> json {\n'
+        '    return j.set("k", "v").set("n", 2.50).set("b", true).set("z", None)'
+        '.set("d", d).append("xs", "w");\n}\n',
     )
     with psycopg.connect(dsn, autocommit=True) as connection:
 
@@ -1346,6 +1351,14 @@ def test_json_methods_set_remove_and_append_as_on_oracle(dsn: str) -> None:
         assert run("pm.more(%s, 2)", '{"xs": [1]}') == '{"xs": [1, 2]}'
         with pytest.raises(psycopg.Error, match="no array"):
             run("pm.more(%s, 2)", '{"xs": 1}')
+        assert json.loads(run("pm.literals(%s, date '2024-02-29')", '{"xs": []}')) == {
+            "k": "v",
+            "n": 2.5,
+            "b": True,
+            "z": None,
+            "d": "2024-02-29T00:00:00",
+            "xs": ["w"],
+        }
 
 
 JQ = """

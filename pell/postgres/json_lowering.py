@@ -155,8 +155,24 @@ def method_sql(lowerer: PgFnLowerer, expr: ast.MethodCall) -> str:
     args = [lowerer.lower(expr.target), lowerer.lower(expr.args[0])]
     if expr.name != "remove":
         # as jsonb_build_object converts its arguments ("as per to_jsonb")
-        args.append(f"to_jsonb({element(lowerer, expr.args[1])})")
+        args.append(_as_jsonb(lowerer, expr.args[1]))
     return f"{lowerer.schema}.{helper}({', '.join(args)})"
+
+
+def _as_jsonb(lowerer: PgFnLowerer, expr: ast.Expr) -> str:
+    """A value as the jsonb to_jsonb makes of it. to_jsonb takes `anyelement`, which a literal
+    of unknown type cannot resolve to ("could not determine polymorphic type", 42804), so the
+    value is cast to its type first; None is JSON null."""
+    if isinstance(expr, ast.NoneLit):
+        return "'null'::jsonb"
+    type_ = lowerer.type_of(expr)
+    value = element(lowerer, expr)
+    if isinstance(type_, t.RecordType) or type_ == t.JSON:
+        return f"to_jsonb({value})"  # jsonb already
+    # a number stays a number (trim_scale of a numeric); the other forms are text
+    form = json_form(type_)
+    sql_type = lowerer.sql_type(type_) if form is None or t.is_numeric(type_) else "text"
+    return f"to_jsonb(CAST({value} AS {sql_type}))"
 
 
 def json_helper(schema: str, name: str) -> str:
