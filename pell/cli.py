@@ -468,8 +468,10 @@ def _build(args: argparse.Namespace) -> int:
     if len(files) > 1 and args.output is not None:
         raise UsageError("-o names one output file; use -d OUTDIR for several inputs")
     if args.watch:
-        if args.out_dir is None or args.check:
-            raise UsageError("--watch builds into a directory: give -d OUTDIR, not --check")
+        if args.check:
+            raise UsageError("--watch writes its outputs: it does not go with --check")
+        if args.out_dir is None:
+            raise UsageError("--watch builds into a directory: give -d OUTDIR")
         return _watch(args)
     if args.check or args.map or args.out_dir is not None or any(p.is_dir() for p in files):
         if args.out_dir is None:
