@@ -81,6 +81,19 @@ def test_two_files_declaring_one_module_are_an_error_at_both(
     assert not list(tmp_path.rglob("*.sql"))
 
 
+def test_a_module_importing_itself_is_a_located_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # it was an internal error (exit 3): its code was in no registry
+    (tmp_path / "pell.toml").write_text("", "utf-8")
+    source = tmp_path / "a.pell"
+    source.write_text("module a;\n\nimport a;\n\npub fn f() -> number {\n    return 1;\n}\n")
+    assert main(["check", str(source)]) == 1
+    assert capsys.readouterr().err == (
+        f"{source}:3:1: error: a module does not import itself  [duplicate-name]\n"
+    )
+
+
 def test_a_single_file_finds_its_project_by_its_configuration(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -185,7 +185,8 @@ def resolve_imports(
         path = imported_path(imported.path, index)
         found = index.parsed(path) if index is not None else None
         if found is not None and found.path == module.path:
-            problems.append(("import-self", imported.span, "a module does not import itself"))
+            # its own items are in scope already: the import would name them a second time
+            problems.append(("duplicate-name", imported.span, "a module does not import itself"))
             continue
         if found is not None:
             imports.foreign[alias] = Foreign(alias, found, index, own, imports)  # type: ignore[arg-type]
