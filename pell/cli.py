@@ -140,6 +140,7 @@ def _apply_settings(args: argparse.Namespace) -> None:
     `[tool.pellc]` or pell.toml at or above it)."""
     from pell.project import find_config
 
+    args.target_given = getattr(args, "target", None) is not None
     if getattr(args, "target", "") is None:
         inputs = (
             getattr(args, "files", None)
@@ -656,7 +657,8 @@ def _watch(args: argparse.Namespace) -> int:
         install = pip_install("watchfiles>=0.21")
         raise UsageError(f"build --watch needs watchfiles: {install}") from error
     out_dir: Path = args.out_dir
-    engine = Engine.of_inputs(args.files, target=args.target)
+    # without --target, the project's: a pell.toml edit that changes it is followed
+    engine = Engine.of_inputs(args.files, target=args.target if args.target_given else None)
     result = _run_build(args, out_dir, False, args.map, engine)
     sys.stderr.write(_build_summary(result))
     # main() turned the cycle collector off for a short run; a watch runs for hours, and each
@@ -670,9 +672,11 @@ def _watch(args: argparse.Namespace) -> int:
     sys.stderr.write(report.note(f"watching {', '.join(map(str, roots))} for changes (Ctrl-C stops)"))
     sys.stderr.flush()
     outputs = os.path.abspath(out_dir) + os.sep
+    codes = engine.config.error_codes_path  # pell_runtime.sql numbers the errors by it
 
     def wanted(_: object, path: str) -> bool:  # sources and settings; not our own outputs
         named = path.endswith(".pell") or os.path.basename(path) in CONFIG_FILES
+        named = named or (codes is not None and path == os.path.abspath(codes))
         return named and not path.startswith(outputs)
 
     def shown(paths: Sequence[Path]) -> str:
@@ -685,9 +689,17 @@ def _watch(args: argparse.Namespace) -> int:
             start = time.perf_counter()
             changed = sorted({Path(path) for _, path in changes})
             try:
-                engine.files_changed(changed)
+                # the roots too: the project is listed again (a batch may hold only half of a
+                # rename, or a file may appear as it is built)
+                engine.files_changed([*changed, *roots])
                 recompiled = list(engine.recomputed)
-                result = _run_build(args, out_dir, False, args.map, engine)
+                args.target = engine.target
+                try:
+                    result = _run_build(args, out_dir, False, args.map, engine)
+                except KeyError:  # a module appeared since: list the project again, once
+                    engine.files_changed(roots)
+                    recompiled += [p for p in engine.recomputed if p not in recompiled]
+                    result = _run_build(args, out_dir, False, args.map, engine)
             except (InputError, ConfigError) as error:  # a broken pell.toml: until it is fixed
                 _report(error)
                 sys.stderr.flush()

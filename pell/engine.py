@@ -228,8 +228,12 @@ class Engine:
         set_overlay."""
         changed: set[Path] = set()
         listing = False
+        codes = self.config.error_codes_path
         for path in paths:
-            if path.name in CONFIG_FILES:
+            # the settings, or the error code file the runtime numbers errors by
+            if path.name in CONFIG_FILES or (
+                codes is not None and os.path.abspath(path) == os.path.abspath(codes)
+            ):
                 return self._restart()
             own = self._own(path)
             if own is not None:
@@ -334,12 +338,14 @@ class Engine:
     def _interface(self, file: ProjectFile) -> ast.Module | None:
         """What an importer's compile reads of a module: its parsed tree but for the bodies of
         its fns (the checker declares another module's items without its bodies, and lowers
-        none of them; pell.checker.checker.declare). An aggregate's and an object's are kept."""
+        none of them; pell.checker.checker.declare). An aggregate's and an object's are kept.
+        On PostgreSQL the bodies are read too: whether a callee commits decides whether the
+        caller is a PROCEDURE and CALLs it (pell.postgres.names.Commits)."""
         kept = self._interfaces.get(file.path)
         if kept is not None and kept[0] is file:
             return kept[1]
         module = file.module
-        if module is not None:
+        if module is not None and self.target != "postgres":
             items = tuple(
                 replace(item, body=_NO_BODY, finally_body=None)
                 if isinstance(item, ast.Fn)

@@ -133,6 +133,46 @@ def test_a_callee_signature_edit_rechecks_its_importers(tmp_path: Path) -> None:
     _same_as_fresh(engine, src)
 
 
+def test_on_postgres_a_callee_body_that_starts_committing_recompiles_its_importer(
+    tmp_path: Path,
+) -> None:
+    """On PostgreSQL a fn that commits is a PROCEDURE, which its caller CALLs: a body edit that
+    adds a `transaction { }` changes the importer's SQL (review 15: it kept PERFORM)."""
+    (tmp_path / "pell.toml").write_text('target = "postgres"\n', "utf-8")
+    (tmp_path / "a.pell").write_text(
+        "module a;\n\npub fn work(id: number) {\n"
+        "    sql! { update t set n = n + 1 where id = :id };\n}\n",
+        "utf-8",
+    )
+    (tmp_path / "b.pell").write_text(
+        "module b;\n\nimport a;\n\npub fn run(id: number) {\n    a::work(id);\n}\n", "utf-8"
+    )
+    engine = Engine(tmp_path)
+    assert "CALL a.work" not in (engine.compiled(tmp_path / "b.pell").sql or "")
+    committing = (tmp_path / "a.pell").read_text("utf-8").replace(
+        "    sql! { update t set n = n + 1 where id = :id };\n",
+        "    transaction {\n        sql! { update t set n = n + 1 where id = :id };\n    }\n",
+    )
+    engine.set_overlay(tmp_path / "a.pell", committing)
+    assert "b" in _names(engine.recomputed)
+    assert "CALL a.work(p_id)" in (engine.compiled(tmp_path / "b.pell").sql or "")
+    (tmp_path / "a.pell").write_text(committing, "utf-8")
+    fresh = Engine(tmp_path)
+    assert engine.compiled(tmp_path / "b.pell").sql == fresh.compiled(tmp_path / "b.pell").sql
+
+
+def test_a_settings_edit_changes_the_target(tmp_path: Path) -> None:
+    """`build --watch` gives the engine no target of its own: the project's `target` follows
+    pell.toml (review 15)."""
+    src = _project(tmp_path)
+    engine = Engine(src)
+    assert engine.target == "23ai"
+    (tmp_path / "pell.toml").write_text('target = "19c"\n', "utf-8")
+    engine.files_changed([tmp_path / "pell.toml"])
+    assert engine.target == "19c"
+    assert "Target: Oracle 19c" in (engine.compiled(src / "other.pell").sql or "")
+
+
 def test_a_commit_in_a_callee_reaches_its_callers_retry_facts(tmp_path: Path) -> None:
     src = _project(tmp_path)
     engine = Engine(src)
