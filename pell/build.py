@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pell import CompileResult, __version__, compile_source, decode_source
+from pell import CompileResult, __version__, compile_source
 from pell.checker.retry_facts import ModuleFacts
 from pell.checker.retry_safety import project_findings
 from pell.diagnostics import Diagnostic, SourceFile
@@ -221,33 +221,15 @@ def _settings_file(directory: Path) -> Path | None:
     return None
 
 
-def project_of(
-    inputs: list[Path],
-    texts: dict[Path, str | None] | None = None,
-    sources: tuple[list[SourceUnit], list[FileError]] | None = None,
-) -> Project:
-    """The project of a command's inputs: every `.pell` under the directory whose
-    `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is nearest above the first input,
-    with the inputs themselves; without one, the trees and files given. A file that cannot be
-    read or is not UTF-8 is left out (its own command reports it) and makes the project
-    incomplete. `texts` holds the inputs' texts when the caller has read them already, and
-    `sources` what find_sources(inputs) found, when the caller has listed them already."""
-    config, paths, unlisted = project_paths(inputs, sources)
-    files: list[ProjectFile] = []
-    complete = not unlisted
-    for path in sorted(paths, key=lambda name: Path(os.path.abspath(name))):
-        if texts is not None and path in texts:
-            text = texts[path]
-        else:
-            try:
-                text, _ = decode_source(read_source(path), path.name)
-            except FileError:
-                text = None
-        if text is None:
-            complete = False
-        else:
-            files.append(project_file(path, text))
-    return Project(files, is_project_of(inputs, config), config, complete)
+def project_of(inputs: list[Path]) -> Project:
+    """The project of a command's inputs, as an Engine (pell.engine) holds it: every `.pell`
+    under the directory whose `pyproject.toml` has `[tool.pellc]` (or whose `pell.toml`) is
+    nearest above the first input, with the inputs themselves; without one, the trees and
+    files given. A file that cannot be read or is not UTF-8 is left out (its own command
+    reports it) and makes the project incomplete."""
+    from pell.engine import Engine
+
+    return Engine.of_inputs(inputs).project
 
 
 def is_project_of(inputs: list[Path], config: Config) -> bool:
@@ -259,7 +241,7 @@ def is_project_of(inputs: list[Path], config: Config) -> bool:
 def project_paths(
     inputs: list[Path], sources: tuple[list[SourceUnit], list[FileError]] | None = None
 ) -> tuple[Config, list[Path], list[FileError]]:
-    """The settings of the project of `inputs` (project_of), the paths of its `.pell` files
+    """The settings of the project of `inputs`, the paths of its `.pell` files
     (those under the inputs first, in find_sources' order: a build's), and the directories
     that could not be listed."""
     from pell.project import find_config
@@ -684,9 +666,14 @@ def build_tree(
 
     `jobs` (None: the machine's cores) is how many processes compile modules at once; any
     number gives the same outputs, manifest and diagnostics as 1 (see `_Compilations`).
-    `engine`, the project held in memory (`build --watch`), compiles the modules instead: it
-    compiles again only what changed since it last did.
+    The project (its modules, their texts, the import graph) and the findings only the whole
+    project sees are an Engine's (pell.engine). `engine`, the project held in memory between
+    builds (`build --watch`), compiles the modules too: it compiles again only what changed
+    since it last did. Without one, the build makes its own, and compiles what the manifest
+    cannot keep in worker processes (`jobs`).
     """
+    from pell.engine import Engine
+
     processes = _job_count(jobs)
     nested: list[Path] = []
     units, unlisted = find_sources(inputs, nested)
@@ -711,19 +698,18 @@ def build_tree(
     pending: list[tuple[ModuleOutcome, Compiled, dict[str, object]]] = []
     facts: list[tuple[ModuleOutcome, ModuleFacts]] = []
     known: dict[Path, list[DeclaredError]] = {}  # each module's errors, when already seen
+    held = engine is not None  # between builds: the engine compiles, and keeps, every module
+    if engine is None:
+        engine = Engine.of_inputs(inputs, target=target, sources=(units, unlisted))
+    project = engine.project
     # Every source is read first: the modules are one project, each may import the others.
     texts: dict[Path, tuple[str | None, CompileResult | None]] = {}
     for unit in units:
         try:
-            texts[unit.path] = decode_source(read_source(unit.path), unit.path.name)
+            texts[unit.path] = engine.source(unit.path)
         except FileError as error:
             result.file_errors.append(error)
             texts[unit.path] = (None, None)
-    project = (
-        engine.project
-        if engine is not None
-        else project_of(inputs, {path: text for path, (text, _) in texts.items()}, (units, unlisted))
-    )
     # What each readable module is, and whether its recorded output can be kept: decided
     # before compiling, so that the modules to compile can all be handed out at once.
     plans: dict[int, tuple[str, str, Diagnostic | None, ModuleFacts | None]] = {}
@@ -753,7 +739,9 @@ def build_tree(
         text = texts[units[number].path][0]
         if reused is None and text is not None:
             work[number] = (text, units[number].path, duplicate)
-    compilations = _Compilations(project, target, source_maps, processes, work, engine)
+    compilations = _Compilations(
+        project, target, source_maps, processes, work, engine if held else None
+    )
     base = os.path.abspath(out_dir)
     refs = [_source_ref(unit.path, base) for unit in units]
     try:
@@ -814,11 +802,11 @@ def build_tree(
     finally:
         compilations.close()
 
-    if engine is not None and engine.covers([unit.path for unit in units]):
+    if held and engine.covers([unit.path for unit in units]):
         across = engine.project_findings()  # the same, kept between builds
-    else:
-        across = project_wide_findings(
-            project, [unit.path for unit in units], [module_facts for _, module_facts in facts], target
+    else:  # from the facts compiled or kept in the manifest: none is compiled again for them
+        across = engine.findings_for(
+            [unit.path for unit in units], [module_facts for _, module_facts in facts]
         )
     for outcome, module_facts in facts:
         found = across.get(module_facts.name, [])
@@ -837,7 +825,7 @@ def build_tree(
             continue
         old = old_entries.get(key)
         if (
-            engine is not None
+            held
             and outcome.status != "failed"
             and isinstance(old, dict)
             and old.get("output") == entry["output"] == _file_hash(output)

@@ -859,8 +859,9 @@ def _verify(args: argparse.Namespace) -> int:
 
 def _runtime(args: argparse.Namespace) -> int:
     from pell import __version__, parse, report
-    from pell.build import FileError, find_sources, no_sources, project_of, write_atomically
+    from pell.build import FileError, find_sources, no_sources, write_atomically
     from pell.diagnostics import SourceFile, has_errors, render_all
+    from pell.engine import Engine
     from pell.runtime import project_runtime
 
     for directory in args.dirs:
@@ -874,18 +875,22 @@ def _runtime(args: argparse.Namespace) -> int:
         _report(problem)
     if not units and not file_errors:
         raise no_sources(args.dirs)  # as build says: there is nothing to number
+    engine = Engine.of_inputs(args.dirs, target=args.target, sources=(units, file_errors))
+    project = engine.project
     texts: dict[Path, str | None] = {}
     failed = False
     unreadable = bool(file_errors)
     for path in (unit.path for unit in units):
         try:
-            texts[path] = text = _read_source(path, args.pretty)
+            texts[path], failure = engine.source(path)
         except FileError as error:
             _report(error)
             unreadable = True
             continue
-        failed = failed or text is None
-    project = project_of(args.dirs, texts)
+        if failure is not None:  # not UTF-8: its `encoding` diagnostic, at the path as given
+            where = SourceFile(str(path), failure.source.text)
+            sys.stderr.write(render_all(failure.diagnostics, where, args.pretty))
+            failed = True
     for path, text in texts.items():
         if text is None:
             continue

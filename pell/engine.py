@@ -15,9 +15,11 @@ Stages, each kept until what it read changes:
   COMMIT reaches the retried callers of its callers);
 - the error codes (project_runtime): read every module's parsed tree and the code file.
 
-`pellc check`, `verify`, `explain`, `build FILE`, `build --watch` and the language server ask
-an Engine; a directory build without --watch keeps its manifest and worker processes
-(pell.build.build_tree), given the engine's results when watching.
+`pellc check`, `verify`, `explain`, `build`, `runtime`, `deploy` and the language server ask an
+Engine. A directory build (pell.build.build_tree) takes its project, texts and project-wide
+findings from one; it keeps its manifest (an unchanged module's facts are read from it, not
+compiled again) and, unless the engine is held between builds (`build --watch`: the engine
+compiles), hands the modules it compiles to worker processes.
 """
 
 from __future__ import annotations
@@ -28,7 +30,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pell import CompileResult, ast, compile_source, decode_source
-from pell.build import FileError, is_project_of, project_paths, project_wide_findings, read_source
+from pell.build import (
+    FileError,
+    SourceUnit,
+    is_project_of,
+    project_paths,
+    project_wide_findings,
+    read_source,
+)
 from pell.diagnostics import Diagnostic, has_errors
 from pell.project import (
     CONFIG_FILES,
@@ -83,25 +92,42 @@ class Engine:
         self._start([root], target)
 
     @classmethod
-    def of_inputs(cls, inputs: list[Path], *, target: str | None = None) -> Engine:
-        """The engine of a command's inputs (several files and directories): the project
-        project_of finds for them."""
+    def of_inputs(
+        cls,
+        inputs: list[Path],
+        *,
+        target: str | None = None,
+        sources: tuple[list[SourceUnit], list[FileError]] | None = None,
+    ) -> Engine:
+        """The engine of a command's inputs (several files and directories): every `.pell`
+        under the nearest project root above the first input, with the inputs themselves
+        (pell.build.project_paths). `sources`: what find_sources(inputs) found, when the
+        caller has listed them already."""
         engine = cls.__new__(cls)
-        engine._start(list(inputs), target)
+        engine._start(list(inputs), target, sources)
         return engine
 
-    def _start(self, inputs: list[Path], target: str | None) -> None:
+    def _start(
+        self,
+        inputs: list[Path],
+        target: str | None,
+        sources: tuple[list[SourceUnit], list[FileError]] | None = None,
+    ) -> None:
         self.inputs = inputs
         self._target = target  # as given
-        config, paths, unlisted = project_paths(inputs)
+        config, paths, unlisted = project_paths(inputs, sources)
         self.config = config
         self.target: str = target or config.target or "23ai"
         self._listed = not unlisted  # every directory could be listed
         self._walked(paths)
         self._modules: dict[Path, _Module] = {}
         self._unreadable: set[Path] = set()  # listed, but they cannot be read
+        self._read_errors: dict[Path, FileError] = {}  # why each listed file could not be read
         for path in paths:
             self._read(path)
+        # a listed path that is not there (an input named by mistake) leaves the project
+        # incomplete too, as one that cannot be read: an import of its module is no error
+        self._unreadable.update(self._read_errors)
         self.recomputed: list[Path] = []  # modules whose compile ran in the last update
         self._findings: dict[str, list[Diagnostic]] = {}
         self._findings_read: list[ModuleFacts] | None = None  # None: not computed
@@ -126,7 +152,8 @@ class Engine:
         """(Re)read `path` from disk: a module, or gone when it cannot be read."""
         try:
             data = read_source(path)
-        except FileError:
+        except FileError as error:
+            self._read_errors[path] = error
             old = self._modules.get(path)
             if old is not None and old.overlay is not None:
                 old.disk, old.failure = None, None  # gone under an open buffer: the buffer
@@ -138,6 +165,7 @@ class Engine:
                 self._unreadable.discard(path)
             return
         self._unreadable.discard(path)
+        self._read_errors.pop(path, None)
         text, failure = decode_source(data, path.name)
         module = self._modules.get(path)
         if module is None:
@@ -200,6 +228,19 @@ class Engine:
             identity = file_identity(path)
             found = next((p for p in self._modules if file_identity(p) == identity), None)
         return found
+
+    def source(self, path: Path) -> tuple[str | None, CompileResult | None]:
+        """The text of the file at `path` as the engine read it, or (None, a result holding
+        its `encoding` diagnostic) when it is not UTF-8 (pell.decode_source); FileError when
+        it could not be read. A file listed since the engine last looked is read now."""
+        error = self._read_errors.get(path)
+        if error is not None:
+            raise error
+        own = self._own(path)
+        if own is None:
+            return decode_source(read_source(path), path.name)
+        module = self._modules[own]
+        return (module.text, None) if module.overlay is not None else (module.disk, module.failure)
 
     def paths(self) -> list[Path]:
         """Every .pell module of the project, sorted."""

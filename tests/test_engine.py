@@ -583,3 +583,94 @@ def test_a_build_through_the_engine_rewrites_only_changed_outputs(tmp_path: Path
     after = {p.name: p.stat().st_mtime_ns for p in out.glob("*.sql")}
     assert [name for name in before if before[name] != after[name]] == ["accounts.sql"]
     assert "balance = balance + 2 * p_amount" in (out / "accounts.sql").read_text("utf-8")
+
+
+def test_a_directory_build_and_runtime_take_their_project_from_an_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`build -d` and `runtime` make the project through Engine.of_inputs (one place for the
+    project flow), from the listing the command made: the tree is walked once."""
+    import pell.build
+    from pell.cli import main
+
+    src = _project(tmp_path)
+    made: list[list[Path]] = []
+    of_inputs = Engine.of_inputs.__func__  # type: ignore[attr-defined]
+
+    def spied(cls: type[Engine], /, inputs: list[Path], **options: object) -> Engine:
+        made.append(list(inputs))
+        engine: Engine = of_inputs(cls, inputs, **options)
+        return engine
+
+    walks: list[list[Path]] = []
+    find_sources = pell.build.find_sources
+
+    def walked(inputs: list[Path], *more: object) -> object:
+        walks.append(list(inputs))
+        return find_sources(inputs, *more)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Engine, "of_inputs", classmethod(spied))
+    monkeypatch.setattr(pell.build, "find_sources", walked)
+    assert main(["build", str(src), "-d", str(tmp_path / "out"), "-j", "1"]) == 0
+    assert made == [[src]]
+    # the build's walk of its inputs, and the walk of the project root the engine adds
+    assert walks == [[src], [tmp_path]]
+    made.clear()
+    assert main(["runtime", str(src), "-o", str(tmp_path / "runtime.sql")]) == 0
+    assert made == [[src]]
+    assert "bank_ledger" in (tmp_path / "runtime.sql").read_text("utf-8").lower()
+
+
+def test_an_unchanged_directory_build_compiles_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A one-shot build through the engine keeps the manifest's facts of unchanged modules:
+    neither the build nor the engine compiles them again for the findings across modules."""
+    import pell.build
+    import pell.engine
+    from pell.build import build_tree
+
+    src = _project(tmp_path)
+    out = tmp_path / "out"
+    first = build_tree([src], out)
+    assert first.summary().startswith("built 4, unchanged 0, failed 0")
+
+    def refused(*_: object, **__: object) -> object:
+        raise AssertionError("an unchanged module was compiled again")
+
+    for module in (pell.build, pell.engine):
+        monkeypatch.setattr(module, "compile_source", refused)
+    monkeypatch.setattr(Engine, "project_findings", refused)
+    assert build_tree([src], out, jobs=2).summary() == (
+        "built 0, unchanged 4, failed 0, runtime unchanged"
+    )
+
+
+def test_the_engine_gives_a_build_each_text_as_read(tmp_path: Path) -> None:
+    """Engine.source: a file's text, its `encoding` diagnostic, or why it cannot be read;
+    an editor's buffer over the disk."""
+    from pell.build import FileError
+
+    src = _project(tmp_path)
+    (src / "latin1.pell").write_bytes(b"module bank::latin1;\n// caf\xe9\n")
+    (src / "gone.pell").symlink_to(src / "nowhere.pell")
+    engine = Engine(src)
+    assert engine.source(src / "other.pell") == (OTHER, None)
+    text, failure = engine.source(src / "latin1.pell")
+    assert text is None and failure is not None
+    assert [d.code for d in failure.diagnostics] == ["encoding"]
+    with pytest.raises(FileError, match=r"cannot read .*gone\.pell"):
+        engine.source(src / "gone.pell")
+    engine.set_overlay(src / "other.pell", "module bank::other;\n")
+    assert engine.source(src / "other.pell") == ("module bank::other;\n", None)
+    (src / "later.pell").write_text("module bank::later;\n", "utf-8")  # listed after it started
+    assert engine.source(src / "later.pell") == ("module bank::later;\n", None)
+
+
+def test_a_missing_input_leaves_the_project_incomplete(tmp_path: Path) -> None:
+    """An input file named but not there cannot be read: the project is incomplete (as
+    pell.build.project_of made it before it asked an engine), not complete without it."""
+    src = _project(tmp_path)
+    engine = Engine.of_inputs([src / "missing.pell", src / "other.pell"])
+    assert not engine.project.complete
+    assert Engine.of_inputs([src / "other.pell"]).project.complete
