@@ -679,8 +679,7 @@ def _watch(args: argparse.Namespace) -> int:
         named = named or (codes is not None and path == os.path.abspath(codes))
         return named and not path.startswith(outputs)
 
-    def shown(paths: Sequence[Path]) -> str:
-        names = [_relative(path, roots) for path in paths]
+    def shown(names: Sequence[str]) -> str:
         return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
     try:
@@ -688,6 +687,7 @@ def _watch(args: argparse.Namespace) -> int:
         for changes in watch(*roots, watch_filter=wanted, step=10):
             start = time.perf_counter()
             changed = sorted({Path(path) for _, path in changes})
+            known = _source_names(engine)  # before the change: a deleted file's name too
             try:
                 # the roots too: the project is listed again (a batch may hold only half of a
                 # rename, or a file may appear as it is built)
@@ -705,20 +705,24 @@ def _watch(args: argparse.Namespace) -> int:
                 sys.stderr.flush()
                 continue
             recompiled += [p for p in engine.recomputed if p not in recompiled]
-            written = [o.unit.output for o in result.outcomes if o.status == "built"]
+            known |= _source_names(engine)
+            # sources named as their diagnostics name them, outputs from the output directory
+            changed_names = [_source_name(path, known) for path in changed]
+            recompiled_names = [_source_name(path, known) for path in recompiled]
+            written = [str(o.unit.output) for o in result.outcomes if o.status == "built"]
             elapsed = (time.perf_counter() - start) * 1000
             parts = [
-                f"{shown(changed)} changed: recompiled {len(recompiled)}"
-                + (f" ({shown(recompiled)})" if recompiled else ""),
+                f"{shown(changed_names)} changed: recompiled {len(recompiled)}"
+                + (f" ({shown(recompiled_names)})" if recompiled else ""),
                 f"wrote {len(written)}" + (f" ({shown(written)})" if written else ""),
             ]
             if result.failed:
                 parts.append(f"failed {result.count('failed')}")
             if result.leftovers:
                 parts.append(f"removed {len(result.leftovers)}")
-            counts: dict[str, object] = {"changed": [str(p) for p in changed]}
-            counts |= {"recompiled": [str(p) for p in recompiled]}
-            counts["written"] = [str(p) for p in written]
+            counts: dict[str, object] = {"changed": changed_names}
+            counts |= {"recompiled": recompiled_names}
+            counts["written"] = written
             counts |= {"failed": result.count("failed"), "removed": len(result.leftovers)}
             counts["ms"] = round(elapsed)
             sys.stderr.write(report.rebuild(", ".join(parts) + f", {elapsed:.0f} ms", counts))
@@ -728,13 +732,20 @@ def _watch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _relative(path: Path, roots: list[Path]) -> str:
-    """`path` as seen from the first of `roots` it is under (as given, if none)."""
-    for root in roots:
-        relative = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
-        if not relative.startswith(".."):
-            return relative
-    return str(path)
+def _source_names(engine: Engine) -> dict[str, Path]:
+    """The engine's modules by absolute path: watchfiles reports absolute paths, the engine
+    (and so each diagnostic) names a file as the inputs given reach it."""
+    return {os.path.abspath(path): path for path in engine.paths()}
+
+
+def _source_name(path: Path, known: dict[str, Path]) -> str:
+    """`path` as a diagnostic names it: the engine's name for a module; another file (the
+    settings) from the working directory when it is under it, else in full."""
+    found = known.get(os.path.abspath(path))
+    if found is not None:
+        return str(found)
+    relative = os.path.relpath(os.path.abspath(path))
+    return str(path) if relative.startswith("..") else relative
 
 
 def _check(args: argparse.Namespace) -> int:

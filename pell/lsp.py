@@ -9,22 +9,26 @@ docs/editors.md says how to start it from VS Code, Neovim and Helix.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from pell import __version__, ast
 from pell.diagnostics import Diagnostic, Severity
 from pell.engine import Engine
 from pell.navigation import Kind, Navigator, Occurrence
-from pell.project import CONFIG_FILES, find_config
+from pell.project import CONFIG_FILES, ConfigError, find_config
 from pell.retry import RETRY_ARGUMENTS
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -88,6 +92,27 @@ class Positions:
         return start + len(line)
 
 
+logger = logging.getLogger(__name__)
+
+
+class PellProtocol(LanguageServerProtocol):
+    """pygls's protocol, but a didChange of a document never opened (a client's fault) is
+    logged and dropped: pygls's own handler raises KeyError on it, which it shows the user as
+    "Error in server"."""
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(
+        self, params: types.DidChangeTextDocumentParams
+    ) -> Generator[Any, Any, None]:
+        # pygls keys its documents by the unquoted URI (pygls.workspace.Workspace)
+        if unquote(params.text_document.uri) not in self.workspace.text_documents:
+            logger.warning(
+                "didChange of %s, which was never opened: ignored", params.text_document.uri
+            )
+            return
+        yield from super().lsp_text_document__did_change(params)
+
+
 class PellServer(LanguageServer):
     """One engine per project: a document's project is the directory of its nearest pell.toml
     (pell.project.find_config), else the workspace's root when the document is under it, else
@@ -100,23 +125,30 @@ class PellServer(LanguageServer):
         # compiles the whole text anyway; a range a client sends all the same is applied here
         # with pellc's own line table (apply_change).
         super().__init__(
-            "pellc", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "pellc",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=PellProtocol,
         )
         self.projects: dict[Path, tuple[Engine, Navigator]] = {}  # by project root
         self.roots: dict[Path, Path] = {}  # each document's project root, once found
         self.texts: dict[Path, str] = {}  # open documents' texts
         self.versions: dict[Path, int] = {}  # open documents' versions
         self.published: set[Path] = set()  # paths whose last publication was not empty
+        self.settings_errors: set[Path] = set()  # settings files shown with an error
         self.shut_down = False
 
     def root_of(self, path: Path) -> Path:
         """The project root of a document (the key of its engine)."""
         root = self.roots.get(path)
         if root is None:
-            config = find_config(path)
+            try:
+                config_root = find_config(path).root
+            except ConfigError as error:  # still the project of that file (Engine says why)
+                config_root = error.path.parent if error.path is not None else None
             workspace = self.workspace.root_path
-            if config.root is not None:
-                root = Path(os.path.abspath(config.root))
+            if config_root is not None:
+                root = Path(os.path.abspath(config_root))
             elif workspace and path.is_relative_to(os.path.abspath(workspace)):
                 root = Path(os.path.abspath(workspace))
             else:
@@ -124,14 +156,43 @@ class PellServer(LanguageServer):
             self.roots[path] = root
         return root
 
-    def project(self, path: Path) -> tuple[Engine, Navigator]:
-        """The engine of the document's project, made when first asked."""
+    def project(
+        self, path: Path, before: dict[Path, tuple[Engine, Navigator]] | None = None
+    ) -> tuple[Engine, Navigator] | None:
+        """The engine of the document's project, made when first asked. Settings that do not
+        parse are shown on their file; the project's engine `before` them, if any, is kept
+        until they do, else there is none (None)."""
         root = self.root_of(path)
         found = self.projects.get(root)
         if found is None:
-            engine = Engine(root)  # the target of the project's pell.toml, read again on restart
+            try:
+                engine = Engine(root)  # the target of the project's pell.toml, read on restart
+            except ConfigError as error:
+                self.show_settings_error(error)
+                found = (before or {}).get(root)
+                if found is not None:
+                    self.projects[root] = found
+                return found
             found = self.projects[root] = (engine, Navigator(engine, engine.target))
         return found
+
+    def show_settings_error(self, error: ConfigError) -> None:
+        """A settings file pellc cannot use: its one line, as a diagnostic at its start (or a
+        message, with no file to put it on)."""
+        if error.path is None:
+            self.window_show_message(types.ShowMessageParams(types.MessageType.Error, str(error)))
+            return
+        path = Path(os.path.abspath(error.path))
+        start = types.Position(0, 0)
+        shown = types.Diagnostic(
+            range=types.Range(start, start),
+            message=str(error),
+            severity=types.DiagnosticSeverity.Error,
+            source="pellc",
+        )
+        uri = from_fs_path(str(path)) or path.as_uri()
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, [shown]))
+        self.settings_errors.add(path)
 
     def navigable(self, uri: str) -> tuple[Path, Navigator] | None:
         """The module of a request's document, if it is one of its project's."""
@@ -147,7 +208,9 @@ class PellServer(LanguageServer):
     def positions(self, path: Path, navigator: Navigator | None = None) -> Positions:
         """The positions of a module's text (of the document's project, unless given)."""
         if navigator is None:
-            navigator = self.project(path)[1]
+            project = self.project(path)
+            assert project is not None  # asked of a module a request found (navigable)
+            navigator = project[1]
         return Positions(navigator.text(path), self.workspace.position_codec.client_num_units)
 
     def publish(self, project: tuple[Engine, Navigator], paths: Iterable[Path]) -> None:
@@ -179,11 +242,16 @@ class PellServer(LanguageServer):
         compiled again, the open documents' texts kept, and what was shown is published
         again (or cleared)."""
         shown_before = set(self.published)
-        self.projects.clear()
+        settings_errors_before, self.settings_errors = self.settings_errors, set()
+        before, self.projects = self.projects, {}
         self.roots.clear()
         for path, text in self.texts.items():
-            engine, _ = self.project(path)
-            engine.set_overlay(path, text)
+            project = self.project(path, before)
+            if project is not None:
+                project[0].set_overlay(path, text)
+        for settings in sorted(settings_errors_before - self.settings_errors):  # now read
+            uri = from_fs_path(str(settings)) or settings.as_uri()
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri, []))
         by_root: dict[Path, list[Path]] = {}
         for path in sorted(shown_before | set(self.texts)):
             by_root.setdefault(self.root_of(path), []).append(path)
@@ -275,6 +343,8 @@ def did_open(ls: PellServer, params: types.DidOpenTextDocumentParams) -> None:
     ls.versions[path] = params.text_document.version
     ls.texts[path] = params.text_document.text
     project = ls.project(path)
+    if project is None:  # its settings do not parse: shown on their file
+        return
     ls.publish(project, project[0].set_overlay(path, params.text_document.text))
 
 
@@ -289,6 +359,8 @@ def did_change(ls: PellServer, params: types.DidChangeTextDocumentParams) -> Non
         text = apply_change(text, change, ls.workspace.position_codec.client_num_units)
     ls.texts[path] = text
     project = ls.project(path)
+    if project is None:  # its settings do not parse: shown on their file
+        return
     ls.publish(project, project[0].set_overlay(path, text))
 
 
@@ -300,6 +372,8 @@ def did_close(ls: PellServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.versions.pop(path, None)
     ls.texts.pop(path, None)
     project = ls.project(path)
+    if project is None:  # its settings do not parse: shown on their file
+        return
     ls.publish(project, project[0].set_overlay(path, None))  # the file's text on disk again
 
 
@@ -309,6 +383,8 @@ def did_save(ls: PellServer, params: types.DidSaveTextDocumentParams) -> None:
     if path is None:
         return
     project = ls.project(path)
+    if project is None:  # its settings do not parse: shown on their file
+        return
     ls.publish(project, project[0].files_changed([path]))
 
 

@@ -368,15 +368,19 @@ def test_a_settings_change_reads_everything_again(tmp_path: Path) -> None:
 
 
 def test_build_watch_rebuilds_on_save(tmp_path: Path) -> None:
-    """A real `pellc build --watch`: one line per rebuild, the output written, Ctrl-C exits 0."""
+    """A real `pellc build --watch`: one line per rebuild, the output written, Ctrl-C exits 0.
+    Run from above the project, given it relative: each source is named as its diagnostics
+    name it (review 16, finding 8: they were named from the project's root)."""
     pytest.importorskip("watchfiles")
     src = _project(tmp_path)
+    given = Path(tmp_path.name) / "bank"  # from tmp_path.parent
     out = tmp_path / "out"
     pellc = Path(sys.executable).parent / "pellc"
     process = subprocess.Popen(
-        [str(pellc), "build", "--watch", str(src), "-d", str(out)],
+        [str(pellc), "build", "--watch", str(given), "-d", str(out)],
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path.parent,
     )
     lines = _Lines(process)
     try:
@@ -389,25 +393,27 @@ def test_build_watch_rebuilds_on_save(tmp_path: Path) -> None:
             rebuilt = lines.next(1.5)
             if rebuilt:
                 break
-        # paths as seen from the project's root, outputs from the output directory
-        changed = "bank/other.pell changed: recompiled 1 (bank/other.pell), wrote 1 (other.sql), "
+        # sources as given, outputs from the output directory
+        other = given / "other.pell"
+        changed = f"{other} changed: recompiled 1 ({other}), wrote 1 (other.sql), "
         assert rebuilt.startswith(changed), rebuilt
         assert rebuilt.endswith(" ms\n")
         assert "id + 41" in (out / "other.sql").read_text("utf-8")
         # an error: the usual diagnostic, then the line; the output goes, as a build removes it
         (src / "other.pell").write_text(OTHER.replace("return id;", "return nosuch;"), "utf-8")
         error = lines.next(20)
-        assert error.startswith(f"{src / 'other.pell'}:4:12: error: ")
+        assert error.startswith(f"{other}:4:12: error: ")
         line = lines.next(20)
-        assert line.startswith("bank/other.pell changed: recompiled 1 (bank/other.pell), wrote 0, ")
+        assert line.startswith(f"{other} changed: recompiled 1 ({other}), wrote 0, ")
         assert "failed 1" in line, line
         assert not (out / "other.sql").exists()
         # broken settings are said, and the watch goes on; mended, everything is read again
         (tmp_path / "pell.toml").write_text("target = 12\n", "utf-8")
         assert lines.next(20).startswith("pellc: error: ")
         (tmp_path / "pell.toml").write_text("", "utf-8")
-        assert lines.next(20).startswith(f"{src / 'other.pell'}:4:12: error: ")  # still
-        assert lines.next(20).startswith("pell.toml changed: recompiled 4 (")
+        assert lines.next(20).startswith(f"{other}:4:12: error: ")  # still
+        settings = Path(tmp_path.name) / "pell.toml"
+        assert lines.next(20).startswith(f"{settings} changed: recompiled 4 (")
     finally:
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=30)
@@ -417,15 +423,17 @@ def test_build_watch_rebuilds_on_save(tmp_path: Path) -> None:
 
 def test_build_watch_under_format_json_writes_only_json_lines(tmp_path: Path) -> None:
     """`build --watch --format json`: the first build's summary, the note, then one rebuild line
-    a save (docs/json.md), nothing but JSON."""
+    a save (docs/json.md), nothing but JSON; `changed` names a source as `recompiled` and the
+    diagnostics do, as given (review 16, finding 8: it was absolute)."""
     pytest.importorskip("watchfiles")
     src = _project(tmp_path)
     out = tmp_path / "out"
     pellc = Path(sys.executable).parent / "pellc"
     process = subprocess.Popen(
-        [str(pellc), "build", "--watch", "--format", "json", str(src), "-d", str(out)],
+        [str(pellc), "build", "--watch", "--format", "json", "bank", "-d", str(out)],
         stderr=subprocess.PIPE,
         text=True,
+        cwd=tmp_path,
     )
     lines = _Lines(process)
     try:
@@ -441,9 +449,16 @@ def test_build_watch_under_format_json_writes_only_json_lines(tmp_path: Path) ->
                 break
         line = json.loads(rebuilt)
         assert line["schema"] == 1 and line["kind"] == "rebuild", line
-        assert (line["changed"], line["recompiled"]) == ([str(src / "other.pell")],) * 2
+        assert (line["changed"], line["recompiled"]) == (["bank/other.pell"],) * 2
         assert (line["written"], line["failed"], line["removed"]) == (["other.sql"], 0, 0)
         assert isinstance(line["ms"], int)
+        (src / "other.pell").write_text(OTHER.replace("return id;", "return nosuch;"), "utf-8")
+        error = json.loads(lines.next(20))
+        line = json.loads(lines.next(20))
+        assert error["kind"] == "diagnostic" and error["path"] == "bank/other.pell", error
+        assert (line["changed"], line["recompiled"]) == (["bank/other.pell"],) * 2
+        # the failed module's output goes: counted in `removed` (docs/json.md)
+        assert (line["failed"], line["removed"]) == (1, 1)
     finally:
         process.send_signal(signal.SIGINT)
         code = process.wait(timeout=30)

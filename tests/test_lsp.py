@@ -750,3 +750,60 @@ async def test_names_of_pellc_s_stubs_answer_without_a_project_file(client: Clie
     line = text.split("\n").index('    dbms_output::put_line("x");')
     listed = await completions(client, "talk.pell", text, line, len("    dbms_output::"))
     assert "put_line" in listed
+
+
+async def test_settings_that_do_not_parse_are_shown_and_the_server_keeps_answering(
+    client: Client,
+) -> None:
+    """A pell.toml broken while editing (review 15, finding 5): its error is published on
+    pell.toml, the project keeps its engine (and so its diagnostics and hovers) until the
+    settings parse again, and the error is cleared then."""
+    open_document(client, "orders.pell", ORDERS)
+    await published(client, "orders.pell", lambda d: not errors(d), 1)
+    (client.root / "pell.toml").write_text("target = 12\n", encoding="utf-8")
+    watched(client, (client.root / "pell.toml", types.FileChangeType.Changed))
+    shown = await published(client, "pell.toml", lambda d: bool(d))
+    assert [d.severity for d in shown] == [types.DiagnosticSeverity.Error]
+    assert "target" in shown[0].message and "pell.toml" in shown[0].message
+    typo = ORDERS.replace("stock::reserve(sku, wanted)", "stock::reserve(sku, wantd)")
+    change_document(client, "orders.pell", typo, 2)
+    await published(client, "orders.pell", lambda d: "unknown-name" in codes(d), 2)
+    assert "count" in await hover_text(client, "orders.pell", typo, "count + 1")
+    (client.root / "pell.toml").write_text('target = "23ai"\n', encoding="utf-8")
+    watched(client, (client.root / "pell.toml", types.FileChangeType.Changed))
+    await published(client, "pell.toml", lambda d: not d)
+    assert client.messages == []
+
+
+async def test_a_change_of_a_document_never_opened_is_ignored(client: Client) -> None:
+    """A client's didChange of a URI it never opened (review 16, finding 11) shows the user
+    nothing (pygls's own handler raised KeyError: "Error in server")."""
+    change_document(client, "never.pell", "module never;\n", 2)
+    open_document(client, "orders.pell", ORDERS)  # answered after the change: in order
+    await published(client, "orders.pell", lambda d: not errors(d), 1)
+    assert client.messages == []
+
+
+async def test_a_document_opened_under_broken_settings_is_compiled_once_they_parse(
+    client: Client,
+) -> None:
+    """No engine yet and settings that do not parse: the error is shown on pell.toml, requests
+    answer (nothing), and the document is compiled when the settings are mended."""
+    (client.root / "pell.toml").write_text("target = 12\n", encoding="utf-8")
+    typo = ORDERS.replace("stock::reserve(sku, wanted)", "stock::reserve(sku, wantd)")
+    open_document(client, "orders.pell", typo)
+    await published(client, "pell.toml", lambda d: bool(d))
+    assert (
+        await client.text_document_hover_async(
+            types.HoverParams(
+                types.TextDocumentIdentifier(uri(client, "orders.pell")),
+                position(typo, "count + 1"),
+            )
+        )
+        is None
+    )
+    (client.root / "pell.toml").write_text('target = "23ai"\n', encoding="utf-8")
+    watched(client, (client.root / "pell.toml", types.FileChangeType.Changed))
+    await published(client, "orders.pell", lambda d: "unknown-name" in codes(d), 1)
+    await published(client, "pell.toml", lambda d: not d)
+    assert client.messages == []

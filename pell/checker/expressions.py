@@ -411,16 +411,39 @@ class ExpressionChecker(SqlChecker):
                     expr.callee.span,
                 )
                 return t.UNKNOWN
+            # `a::b::f(...)`: a fn of module `a::b`, which `import a::b;` names `b` (no call
+            # goes through a longer path)
+            imported = "::".join(path[:-1])
+            by_alias = f"`{path[-2]}::{path[-1]}(...)`"
+            if len(path) > 2 and path[-2] in self.module.imports:
+                self.error(
+                    "unknown-fn",
+                    f"`{expr.callee.text}` is not a fn",
+                    expr.callee.span,
+                    f"an imported module is named by the last part of its path: call {by_alias}",
+                )
+                return t.UNKNOWN
             if alias not in self.module.imports:
+                # a script (`pellc exec -e`) has no module line: its imports come first
+                where = "first" if self.module.module.script else "after the module line"
                 self.error(
                     "unknown-name",
-                    f"package `{alias}` is not imported",
+                    f"package `{alias}` is not imported"
+                    if len(path) == 2
+                    else f"module `{imported}` is not imported",
                     expr.callee.span,
-                    f"add `import {alias};` after the module line",
+                    f"add `import {alias};` {where}"
+                    if len(path) == 2
+                    else f"add `import {imported};` {where}, and call {by_alias}",
                 )
                 return t.UNKNOWN
             if len(path) > 2:
-                self.error("unknown-fn", f"`{expr.callee.text}` is not a fn", expr.callee.span)
+                self.error(
+                    "unknown-fn",
+                    f"`{expr.callee.text}` is not a fn",
+                    expr.callee.span,
+                    f"a fn of module `{imported}` is called {by_alias}, after `import {imported};`",
+                )
                 return t.UNKNOWN
             # An Oracle package pellc has no stub for: the call goes out as written, keyword
             # arguments in named notation under the names written.

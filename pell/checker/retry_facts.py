@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from pell import ast, naming, records, sqltext
 from pell.checker import dynamic_sql
@@ -1347,6 +1347,9 @@ class Commit:
     what: str
 
 
+_Witness = TypeVar("_Witness")  # what a fn reached is known by (RetryGraph._spread)
+
+
 class RetryGraph:
     """The fns of one or more modules, their calls resolved, and which of them commit."""
 
@@ -1394,9 +1397,10 @@ class RetryGraph:
             for effect, callee in calls:
                 self.callers.setdefault(callee, []).append((caller, effect))
         self.commits = self._commits()
-        # fn -> an @autonomous fn it is or calls; fn -> a savepoint-retried fn it is or calls
+        # fn -> an @autonomous fn it is or calls; fn -> every savepoint-retried fn it is or
+        # calls, sorted (nested-retry names each one but the caller itself)
         self.autonomous = self._reaching(lambda fn: fn.autonomous)
-        self.retried = self._reaching(lambda fn: fn.retry_scope == "savepoint")
+        self.retried = self._all_reached(lambda fn: fn.retry_scope == "savepoint")
         # fn -> a fn it is or calls that runs DBMS_SQL.PARSE of a text pellc cannot read, in the
         # caller's transaction (an @autonomous fn's DDL commits its own)
         self.parses = self._reaching(
@@ -1414,15 +1418,65 @@ class RetryGraph:
         self, is_target: Callable[[FnFacts], bool], through_autonomous: bool = True
     ) -> dict[FnKey, FnKey]:
         """Every fn that is a target or calls one, through any depth (through @autonomous
-        callers only if `through_autonomous`): fn -> a target it reaches."""
-        found = {key: key for key in self.calls if is_target(self.fn(key))}
-        queue = list(found)
-        while queue:
-            callee = queue.pop()
-            for caller, _ in self.callers.get(callee, []):
-                if caller not in found and (through_autonomous or not self.fn(caller).autonomous):
-                    found[caller] = found[callee]
-                    queue.append(caller)
+        callers only if `through_autonomous`): fn -> a target it reaches (the nearest, see
+        `_spread`)."""
+        return self._spread(
+            {key: key for key in self.calls if is_target(self.fn(key))},
+            lambda caller, _: through_autonomous or not self.fn(caller).autonomous,
+            lambda target, _: target,
+        )
+
+    def _all_reached(self, is_target: Callable[[FnFacts], bool]) -> dict[FnKey, tuple[FnKey, ...]]:
+        """Every fn that is a target or calls one, through any depth: fn -> all the targets it
+        reaches, sorted by module and fn name."""
+        found: dict[FnKey, set[FnKey]] = {}
+        for target in self.calls:
+            if not is_target(self.fn(target)):
+                continue
+            queue = [target]
+            seen = {target}
+            while queue:
+                callee = queue.pop()
+                found.setdefault(callee, set()).add(target)
+                for caller, _ in self.callers.get(callee, []):
+                    if caller not in seen:
+                        seen.add(caller)
+                        queue.append(caller)
+        return {key: tuple(sorted(targets)) for key, targets in found.items()}
+
+    def _spread(
+        self,
+        start: dict[FnKey, _Witness],
+        may_join: Callable[[FnKey, Effect], bool],
+        carry: Callable[[_Witness, Effect], _Witness],
+    ) -> dict[FnKey, _Witness]:
+        """`start`, and every fn that reaches one of its fns by calls `may_join` accepts: fn ->
+        the witness of `start` carried back along the shortest chain of calls, through the
+        first such call in the caller's body when chains are as short. Level by level, so the
+        witness depends on the program, not on the order of its files or declarations."""
+        found = dict(start)
+        frontier = set(start)
+        while frontier:
+            callers = {
+                caller
+                for callee in frontier
+                for caller, _ in self.callers.get(callee, [])
+                if caller not in found
+            }
+            reached: dict[FnKey, _Witness] = {}
+            for caller in callers:
+                call = next(
+                    (
+                        (effect, callee)
+                        for effect, callee in self.calls[caller]
+                        if callee in found and may_join(caller, effect)
+                    ),
+                    None,
+                )
+                if call is not None:
+                    reached[caller] = carry(found[call[1]], call[0])
+            found.update(reached)
+            frontier = set(reached)
         return found
 
     def may_end_transaction(self, module: str, effect: Effect) -> bool:
@@ -1464,26 +1518,20 @@ class RetryGraph:
         may end the transaction before the call (so it refuses to start: it raises
         pell_transaction_open). Not through an @autonomous fn, whose body starts with no
         transaction open, nor through another transaction-scoped fn."""
-        found = {
-            key: key
-            for key in self.calls
-            if self.fn(key).retry_scope == "transaction" and not self.fn(key).autonomous
-        }
-        queue = list(found)
-        while queue:
-            callee = queue.pop()
-            for caller, call in self.callers.get(callee, []):
-                fn = self.fn(caller)
-                if caller in found or fn.autonomous:
-                    continue
-                if not any(
-                    self.may_end_transaction(caller[0], effect)
-                    for effect in fn.effects
-                    if effect is not call and effect.span.end <= call.span.end
-                ):
-                    found[caller] = found[callee]
-                    queue.append(caller)
-        return found
+        return self._spread(
+            {
+                key: key
+                for key in self.calls
+                if self.fn(key).retry_scope == "transaction" and not self.fn(key).autonomous
+            },
+            lambda caller, call: not self.fn(caller).autonomous
+            and not any(
+                self.may_end_transaction(caller[0], effect)
+                for effect in self.fn(caller).effects
+                if effect is not call and effect.span.end <= call.span.end
+            ),
+            lambda target, _: target,
+        )
 
     def fn(self, key: FnKey) -> FnFacts:
         return self.modules[key[0]].fns[key[1]]
@@ -1561,17 +1609,13 @@ class RetryGraph:
             direct = next((e for e in fn.effects if e.kind in ("commit", "transaction")), None)
             if direct is not None:
                 found[key] = Commit(direct.span, key, direct.span, direct.what)
-        queue = list(found)
-        while queue:
-            callee = queue.pop()
-            for caller, effect in self.callers.get(callee, []):
-                if caller not in found and not self.fn(caller).autonomous:
-                    origin = found[callee]
-                    found[caller] = Commit(
-                        effect.span, origin.origin, origin.origin_span, origin.what
-                    )
-                    queue.append(caller)
-        return found
+        return self._spread(
+            found,
+            lambda caller, _: not self.fn(caller).autonomous,
+            lambda origin, effect: Commit(
+                effect.span, origin.origin, origin.origin_span, origin.what
+            ),
+        )
 
     def cycle_through(self, start: FnKey) -> list[tuple[Effect, FnKey]] | None:
         """A chain of calls from `start` back to itself, not through an @autonomous fn (whose

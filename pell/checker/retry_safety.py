@@ -472,8 +472,11 @@ def _repeated_by_attempts(
                 at_retry,
             )
         )
-    inner = graph.retried.get(callee)
-    if inner is not None and inner != key:  # reaching itself is retry-recursion
+    reached = graph.retried.get(callee, ())
+    # a retried callee is the nesting to name: what it reaches is its own nested-retry
+    for inner in (callee,) if callee in reached else reached:
+        if inner == key:  # reaching itself is retry-recursion
+            continue
         attempts = graph.fn(inner).attempts
         via = "" if inner == callee else f", which reaches {name_of(inner)}"
         found.append(
