@@ -140,7 +140,7 @@ def _apply_settings(args: argparse.Namespace) -> None:
     `[tool.pellc]` or pell.toml at or above it)."""
     from pell.project import find_config
 
-    args.target_given = getattr(args, "target", None) is not None
+    args.target_given = getattr(args, "target", None) is not None  # watch, _deploy_target
     if getattr(args, "target", "") is None:
         inputs = (
             getattr(args, "files", None)
@@ -325,9 +325,9 @@ def _parser() -> argparse.ArgumentParser:
     deploy.add_argument("files", nargs="+", metavar="FILE|DIR", type=Path)
     deploy.add_argument(
         "--dsn",
-        help="user/password@host:port/service (default: $PELL_DSN); never printed whole. "
-        "With --target postgres: a postgresql:// URL (default: $PELL_DB_URL, else the "
-        "embedded server, `pellc db`)",
+        help="user/password@host:port/service (default: $PELL_DSN, else $PELL_DB_URL); never "
+        "printed whole. A postgresql:// URL deploys to PostgreSQL (--target postgres; with no "
+        "URL: the embedded server, `pellc db`)",
     )
     deploy.add_argument("--dry-run", action="store_true", help="print the plan; do not connect")
     check = commands.add_parser(
@@ -971,7 +971,27 @@ def _explain(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _deploy_target(args: argparse.Namespace) -> None:
+    """The target of `deploy` as exec's (docs/postgres.md): --target, else postgres when the
+    database (--dsn, else $PELL_DSN unless --target is postgres, else $PELL_DB_URL) is a
+    postgresql:// URL, else the project's; a DSN of the other kind than --target is a usage
+    error."""
+    import os
+
+    from pell.database import DB_ENV, is_postgres
+
+    oracle_env = os.environ.get("PELL_DSN") if args.target != "postgres" else None
+    given = args.dsn or oracle_env or os.environ.get(DB_ENV)
+    if not given or is_postgres(given) == (args.target == "postgres"):
+        return
+    if getattr(args, "target_given", True) or not is_postgres(given):
+        kind = "a PostgreSQL URL" if is_postgres(given) else "an Oracle DSN"
+        raise UsageError(f"the database is {kind}, but the target is {args.target}")
+    args.target = "postgres"
+
+
 def _deploy(args: argparse.Namespace) -> int:
+    _deploy_target(args)
     if args.target == "postgres":
         from pell.run import deploy_postgres
 
@@ -984,9 +1004,9 @@ def _deploy(args: argparse.Namespace) -> int:
     from pell.engine import Engine
     from pell.project import read_header
 
-    dsn = args.dsn or os.environ.get("PELL_DSN")
+    dsn = args.dsn or os.environ.get("PELL_DSN") or os.environ.get("PELL_DB_URL")
     if not dsn and not args.dry_run:
-        raise UsageError("no database: give --dsn or set PELL_DSN")
+        raise UsageError("no database: give --dsn or set PELL_DSN or PELL_DB_URL")
     try:
         temporary = tempfile.TemporaryDirectory(prefix="pellc-deploy-")
     except OSError as error:

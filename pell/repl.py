@@ -100,6 +100,10 @@ class Repl:
             self.cell(cell)
         except (UsageError, InternalError) as error:
             _report(error)
+        except KeyboardInterrupt:
+            # Ctrl-C while a cell runs ends the cell, not the session (psycopg cancels the
+            # statement it was waiting on); what earlier cells kept stays
+            sys.stderr.write("cancelled\n")
         return True
 
     def cell(self, text: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import re
 import sys
@@ -20,6 +21,7 @@ from pell.resources import pip_install
 
 if TYPE_CHECKING:
     from pell import CompileResult
+    from pell.diagnostics import Diagnostic
     from pell.project import Project
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
@@ -47,6 +49,8 @@ def add_parsers(commands: Any, targets: tuple[str, ...]) -> None:
     database.add_argument(
         "--pretty", action="store_true", help="show the source line under each diagnostic"
     )
+    # accepted so that `--format json` is refused by name, not taken for a FILE
+    database.add_argument("--format", type=_text_format, default="text", help=argparse.SUPPRESS)
     run = commands.add_parser(
         "exec",
         parents=[database],
@@ -80,12 +84,23 @@ def add_parsers(commands: Any, targets: tuple[str, ...]) -> None:
     add_parser(commands, database)
     for command in (run, sql, db):
         command.set_defaults(format="text")  # their output is the database's: text only
+    db.add_argument("--format", type=_text_format, default="text", help=argparse.SUPPRESS)
     db.add_argument(
         "action",
         choices=("status", "stop", "reset"),
         help="status: running?, where, version; stop: stop it; reset: stop it and remove its "
         "data (the next use makes a new one)",
     )
+
+
+def _text_format(value: str) -> str:
+    if value != "text":
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: exec, sql, db and repl write text only (their output is the "
+            "database's); --format json is for build, check, verify and the other compiler "
+            "commands"
+        )
+    return value
 
 
 # ---- output ---------------------------------------------------------------------------------
@@ -134,7 +149,15 @@ def exec_command(args: argparse.Namespace) -> int:
         text, name, start = args.snippet, SNIPPET, Path.cwd()
     session = Session.of(args, start)
     script_path = path if path is not None else start / SNIPPET
-    return session.run(text, name, script_path, snippet=path is None)
+    try:
+        return session.run(text, name, script_path, snippet=path is None)
+    except KeyboardInterrupt:
+        # one line, not a traceback; 128 + SIGINT, as a shell reports a command it interrupted
+        sys.stderr.write("pellc: cancelled\n")
+        return EXIT_CANCELLED
+
+
+EXIT_CANCELLED = 130
 
 
 class Session:
@@ -178,8 +201,12 @@ class Session:
         result, compiled = _compile_snippet(
             text, name, self.target, project, script_path, snippet, around
         )
-        shown = SourceFile(name, compiled)
-        sys.stderr.write(render_all(list(result.diagnostics), shown, self.pretty))
+        # shown without the kept imports a repl puts before the cell on its first line, so
+        # that the places are those of the cell as typed
+        kept = len(around[0]) if compiled.startswith(around[0]) else 0
+        diagnostics = [_shifted(d, kept) for d in result.diagnostics]
+        shown = SourceFile(name, compiled[kept:])
+        sys.stderr.write(render_all(diagnostics, shown, self.pretty))
         self.compiled = not has_errors(list(result.diagnostics)) and result.sql is not None
         if not self.compiled:
             return EXIT_ERRORS
@@ -217,6 +244,22 @@ class Session:
             self._functions |= installed_functions(out_dir, result.outcomes)
             return True
         return _install_oracle(self.database, out_dir, result)
+
+
+def _shifted(diagnostic: Diagnostic, by: int) -> Diagnostic:
+    """The diagnostic with its places `by` characters earlier."""
+    from pell.ast import Span
+    from pell.diagnostics import Fix, Note
+    from pell.records import replace
+
+    def at(span: Span) -> Span:
+        return Span(max(span.start - by, 0), max(span.end - by, 0))
+
+    if not by:
+        return diagnostic
+    notes = tuple(Note(note.message, at(note.span)) for note in diagnostic.notes)
+    fixes = tuple(Fix(at(fix.span), fix.text) for fix in diagnostic.fixes)
+    return replace(diagnostic, span=at(diagnostic.span), notes=notes, fixes=fixes)
 
 
 def _choose(args: argparse.Namespace, project_target: str | None) -> Database:
@@ -258,23 +301,35 @@ def _compile_snippet(
 ) -> tuple[CompileResult, str]:
     """The script compiled, and the text compiled: `text` between `around`'s two parts (what
     a REPL keeps of earlier cells). A snippet that is one expression (no `;` or `}` at its
-    end) is compiled as `println(expression);` first, and as written when that does not
-    compile (a call of a fn that returns nothing)."""
+    end) is compiled as `let <value> = expression; println("{<value>}");` first (a value of
+    any type the interpolation takes; a `println(x)` of a module's fn would take text only),
+    and as written when the expression has no value (a call of a fn that returns nothing);
+    when it has one, the errors of printing it are shown."""
     from pell import compile_source
+    from pell.diagnostics import has_errors
 
     before, after = around
     stripped = text.rstrip()
     if snippet and stripped and not stripped.endswith((";", "}")):
-        # the expression is what follows the last statement (`import a; a::f(1)`)
+        # the expression is what follows the last statement (`import a; a::f(1)`); the
+        # line break before its `;` ends a `//` comment at its end
         start = _last_statement_end(stripped)
-        head, expression = stripped[:start], stripped[start:]
-        shown = f"{before}{head}println({expression.strip()});{after}"
+        head, expression = stripped[:start], stripped[start:].strip()
+        kept = f"{before}{head}let {_SNIPPET_VALUE} = {expression}\n;"
+        shown = f'{kept} println("{{{_SNIPPET_VALUE}}}");{after}'
         result = compile_source(shown, name, target, project.index, path)
         if result.sql is not None:
             return result, shown
-        text = stripped + ";"
+        valued = compile_source(kept + after, name, target, project.index, path)
+        if not has_errors(list(valued.diagnostics)):
+            return result, shown  # it has a value, which cannot be printed: say why
+        text = f"{head}{expression}\n;"
     whole = before + text + after
     return compile_source(whole, name, target, project.index, path), whole
+
+
+# the local an expression snippet's value is printed from
+_SNIPPET_VALUE = "snippet_value"
 
 
 def _last_statement_end(text: str) -> int:
@@ -323,10 +378,11 @@ def _first_line(error: BaseException) -> str:
 
 
 def install_postgres(database: Database, out_dir: Path, result: Any, project: Project) -> bool:
-    """Run pell_runtime.sql, then each module's script after the modules it imports (a
-    module's script drops and makes its types again, with CASCADE: what uses them must come
-    after). Each script is one transaction; the first failure is reported at the script's
-    line and stops the rest."""
+    """Run pell_runtime.sql, then each module's script after the modules it imports, each
+    only where it changed since it was installed (_install_changed; a changed record type is
+    made again only where nothing outside its module uses it, else the deploy stops with an
+    error naming what does). Each script is one transaction; the first failure is reported
+    at the script's line and stops the rest."""
     from pell import report
     from pell.build import RUNTIME_FILE
     from pell.project import read_header
@@ -350,8 +406,7 @@ def install_postgres(database: Database, out_dir: Path, result: Any, project: Pr
                     # one deploy at a time: two commands replacing the same function at once
                     # fail with "tuple concurrently updated" (parallel `pellc exec` runs)
                     connection.execute("SELECT pg_advisory_xact_lock(hashtext('pellc deploy'))")
-                    _drop_changed_routines(connection, script.read_text("utf-8"))
-                    connection.execute(script.read_text("utf-8"))
+                    _install_changed(connection, script.read_text("utf-8"))
             except psycopg.Error as error:
                 # the script's line, said in the message; the Pell place of a function's line
                 # through the module's source map, else the module's first line
@@ -365,6 +420,61 @@ def install_postgres(database: Database, out_dir: Path, result: Any, project: Pr
                 sys.stderr.write(said)
                 return False
     return True
+
+
+_SCHEMA = re.compile(r"^CREATE SCHEMA IF NOT EXISTS (\w+);", re.MULTILINE)
+
+# what is installed, by schema: the SHA-256 of the script that made it
+_DEPLOYED_TABLE = (
+    "CREATE TABLE IF NOT EXISTS pell_runtime.deployed "
+    "(schema_name text PRIMARY KEY, sha256 text NOT NULL)"
+)
+
+
+def _install_changed(connection: Any, script: str) -> None:
+    """Run a module's (or the runtime's) script unless the same script is what made its
+    schema, as pell_runtime.deployed says (read under the deploy lock, so a parallel run
+    that installed it first is seen): a run of an unchanged module changes nothing that
+    other sessions are running, and a `pellc exec` is not a redeploy."""
+    found = _SCHEMA.search(script)
+    schema = found.group(1) if found is not None else None
+    digest = hashlib.sha256(script.encode("utf-8")).hexdigest()
+    connection.execute("CREATE SCHEMA IF NOT EXISTS pell_runtime")
+    connection.execute(_DEPLOYED_TABLE)
+    if schema is not None:
+        installed = connection.execute(
+            "SELECT sha256 FROM pell_runtime.deployed d WHERE schema_name = %s "
+            "AND to_regnamespace(schema_name) IS NOT NULL",
+            [schema],
+        ).fetchone()
+        if installed is not None and installed[0] == digest and _all_made(connection, script):
+            return
+    _drop_changed_routines(connection, script)
+    connection.execute(script)
+    if schema is not None:
+        connection.execute(
+            "INSERT INTO pell_runtime.deployed VALUES (%s, %s) "
+            "ON CONFLICT (schema_name) DO UPDATE SET sha256 = excluded.sha256",
+            [schema, digest],
+        )
+
+
+_TYPE = re.compile(r"^\s*CREATE TYPE (\w+\.\w+) AS", re.MULTILINE)
+
+
+def _all_made(connection: Any, script: str) -> bool:
+    """Whether every routine and type the script makes is there: one dropped by hand (as a
+    refused type change asks) makes the module's script run again."""
+    routines = sorted({f"{m.group(2)}.{m.group(3)}".lower() for m in _ROUTINE.finditer(script)})
+    types = sorted({m.group(1).lower() for m in _TYPE.finditer(script)})
+    missing = connection.execute(
+        "SELECT (SELECT count(*) FROM unnest(%s::text[]) AS r(name) WHERE NOT EXISTS ("
+        "SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname || '.' || p.proname = r.name)) + "
+        "(SELECT count(*) FROM unnest(%s::text[]) AS t(name) WHERE to_regtype(t.name) IS NULL)",
+        [routines, types],
+    ).fetchone()
+    return missing is not None and missing[0] == 0
 
 
 _ROUTINE = re.compile(
@@ -506,7 +616,7 @@ def _run_postgres_script(
             message = _postgres_message(error)
             called = _FUNCTION.search(context)  # the innermost frame: where it was raised
             if called is not None:
-                message += f", raised in {called.group(1)}"
+                message += f", raised in {_pell_fn(called.group(1))}"
             _error(name, line, column, message, "postgres")
             function = (functions or {}).get(called.group(1).lower()) if called else None
             if called is not None and function is not None:
@@ -516,11 +626,25 @@ def _run_postgres_script(
                 if place is not None:
                     from pell import report
 
-                    said = f"raised here, in {called.group(1)}"
+                    said = f"raised here, in {_pell_fn(called.group(1))}"
                     where = (_shown_path(function.pell_path), *place)
                     sys.stderr.write(report.located_error(*where, "note", said, "postgres"))
             return EXIT_ERRORS
     return EXIT_OK
+
+
+def _pell_fn(routine: str) -> str:
+    """`schema.fn` as the user wrote the fn: without the prefix of an @autonomous fn's body
+    (`pell_autonomous_check`) or of a reserved word (`fn_add`, pell.naming.fn_name)."""
+    from pell.naming import fn_name
+
+    schema, _, name = routine.rpartition(".")
+    if schema == "pell_runtime":
+        return routine
+    name = name.removeprefix("pell_autonomous_")
+    if name.startswith("fn_") and fn_name(name[3:]) == name:
+        name = name[3:]
+    return f"{schema}.{name}"
 
 
 def _pell_place_postgres(result: CompileResult, context: str) -> tuple[int, int]:
@@ -634,6 +758,12 @@ _ORA_PELL = re.compile(r"ORA-(20\d\d\d): (.*)")
 
 
 def _run_oracle_script(database: Database, result: CompileResult, name: str) -> int:
+    """Run the script's block, then commit what it did, as the DO block on PostgreSQL is (it
+    runs in autocommit); after a failure roll back what it left uncommitted, as PostgreSQL
+    does: "If the statement raises an unhandled exception, the host environment determines
+    what is rolled back" (PL/SQL Language Reference, ROLLBACK Statement, Usage Notes), and
+    python-oracledb commits nothing unless told ("Managing Transactions"). What its
+    `transaction { }` blocks committed stays on both."""
     import oracledb
 
     assert result.sql is not None
@@ -657,8 +787,10 @@ def _run_oracle_script(database: Database, result: CompileResult, name: str) -> 
                 f"{pell_error(own.group(2))} (ORA-{own.group(1)})" if own else _first_line(error)
             )
             _error(name, line, column, message, "oracle")
+            connection.rollback()
             return EXIT_ERRORS
         _print_dbms_output(cursor)
+        connection.commit()
     return EXIT_OK
 
 
@@ -712,6 +844,12 @@ def _sql_oracle(database: Database, statements: list[tuple[str, int]], path: Pat
     import oracledb
 
     with _connect_oracle(database) as connection, connection.cursor() as cursor:
+        # each statement committed when it completes, as on PostgreSQL (docs/postgres.md): a
+        # failure stops the script and keeps what the statements before it did, as SQL*Plus
+        # would keep it, committed on exit (SQL*Plus User's Guide and Reference, SET
+        # EXITCOMMIT). python-oracledb: with `autocommit` True, DML statements "are committed
+        # as they are executed" (User Guide, "Managing Transactions")
+        connection.autocommit = True
         cursor.callproc("dbms_output.enable", (None,))
         for statement, line in statements:
             try:
@@ -725,10 +863,46 @@ def _sql_oracle(database: Database, statements: list[tuple[str, int]], path: Pat
                 _error(path, line, 1, _first_line(error), "oracle")
                 return EXIT_ERRORS
             _print_dbms_output(cursor)
-        # as SQL*Plus does at the end: "The default setting is ON, which means that work is
-        # committed on exit" (SQL*Plus User's Guide and Reference, SET EXITCOMMIT)
-        connection.commit()
+            # a PL/SQL unit created with compilation errors raises nothing: python-oracledb
+            # puts DPY-7000 in Cursor.warning, "database warnings (such as PL/SQL compilation
+            # warnings) ... generated during the last call to execute()"
+            warning = getattr(cursor, "warning", None)
+            if warning is not None:
+                _oracle_compile_errors(cursor, statement, line, path, str(warning))
+                return EXIT_ERRORS
     return EXIT_OK
+
+
+# the unit a CREATE statement makes, as USER_ERRORS names it (its type, schema and name)
+_ORACLE_UNIT = re.compile(
+    r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:NON)?EDITIONABLE\s+)?"
+    r"(PACKAGE\s+BODY|PACKAGE|TYPE\s+BODY|TYPE|FUNCTION|PROCEDURE|TRIGGER)\s+"
+    r"(?:(\w+)\.)?(\w+)",
+    re.IGNORECASE,
+)
+
+
+def _oracle_compile_errors(
+    cursor: Any, statement: str, line: int, path: Path, warning: str
+) -> None:
+    """The unit's USER_ERRORS rows at their lines of the script (as `pellc deploy` reads
+    them, pell.deploy.fetch_errors), else the warning itself at the statement's line."""
+    import oracledb
+
+    from pell import deploy
+
+    made = _ORACLE_UNIT.match(statement)
+    errors: list[deploy.CompileError] = []
+    if made is not None:
+        kind = " ".join(made.group(1).upper().split())
+        unit = deploy.Statement(statement, line, kind, made.group(3).upper(), made.group(2))
+        with contextlib.suppress(oracledb.Error):
+            errors = [e for e in deploy.fetch_errors(cursor, unit) if e.attribute == "ERROR"]
+    for found in errors:
+        at = line + found.line - 1
+        _error(path, at, found.position or 1, f"{found.text} ({warning})", "oracle")
+    if not errors:
+        _error(path, line, 1, warning, "oracle")
 
 
 # A PL/SQL unit: SQL*Plus sends it whole, up to a line holding only `/`

@@ -310,7 +310,7 @@ def test_aggregate_names_fit_the_target_and_are_no_reserved_words() -> None:
 def test_on_postgres_an_aggregate_is_create_aggregate_over_functions_of_its_parts() -> None:
     sql = _sql(TOTAL, "postgres")
     for text in (
-        "CREATE TYPE reports_stats.total_amount_impl AS (\n  acc numeric\n);",
+        "CREATE TYPE reports_stats.total_amount_impl AS (\n    acc numeric\n  );",
         "CREATE OR REPLACE FUNCTION reports_stats.total_amount_step(self "
         "reports_stats.total_amount_impl, p_v numeric) RETURNS reports_stats.total_amount_impl",
         "  IF p_v IS NULL THEN RETURN self; END IF;",

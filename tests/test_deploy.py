@@ -128,6 +128,7 @@ def test_deploy_without_a_dsn_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.delenv("PELL_DSN", raising=False)
+    monkeypatch.delenv("PELL_DB_URL", raising=False)
     assert main(["deploy", str(EXAMPLES / "orders.pell")]) == 2
     assert "give --dsn or set PELL_DSN" in capsys.readouterr().err
 

@@ -182,6 +182,21 @@ def test_a_pell_error_message_is_shown_by_name_with_its_fields() -> None:
     assert pell_error("division by zero") == "division by zero"
 
 
+def test_format_json_is_refused_by_name_by_the_database_commands(tmp_path: Path) -> None:
+    """Review 14 finding 12: `--format json` was taken for FILE ("not allowed with -e")."""
+    env = _environment(tmp_path / "unused")
+    for args in (
+        ["exec", "--target", "postgres", "-e", "println(1);", "--format", "json"],
+        ["exec", "--format", "json", "-e", "println(1);"],
+        ["sql", "--format", "json", "x.sql"],
+        ["db", "--format", "json", "status"],
+    ):
+        ran = pellc(*args, env=env)
+        assert ran.returncode == 2, args
+        assert "exec, sql, db and repl write text only" in ran.stderr, ran.stderr
+    assert not (tmp_path / "unused").exists()
+
+
 def test_exec_with_an_oracle_target_and_no_database_says_how_to_give_one(tmp_path: Path) -> None:
     ran = pellc("exec", "--target", "23ai", "-e", "println(1);", env=_environment(tmp_path / "pg"))
     assert ran.returncode == 2
@@ -224,6 +239,34 @@ def test_the_embedded_server_starts_on_first_use_and_db_reports_stops_and_resets
         shutil.rmtree(base, ignore_errors=True)
 
 
+def test_db_reset_refuses_a_directory_that_is_no_postgresql_data_directory(tmp_path: Path) -> None:
+    """Review 14 finding 6: `db reset` removed whatever $PELL_PG_DATA named."""
+    precious = tmp_path / "project" / "sub" / "file.txt"
+    precious.parent.mkdir(parents=True)
+    precious.write_text("precious")
+    ran = pellc("db", "reset", env=_environment(tmp_path / "project"))
+    assert ran.returncode == 2 and precious.read_text() == "precious"
+    assert "is not a PostgreSQL data directory (it has no PG_VERSION): not removed" in ran.stderr
+    (tmp_path / "empty").mkdir()  # an empty one is nothing to lose
+    ran = pellc("db", "reset", env=_environment(tmp_path / "empty"))
+    assert ran.returncode == 0 and not (tmp_path / "empty").exists()
+
+
+@needs_wheel
+def test_the_embedded_server_refuses_a_data_path_too_long_for_its_socket(tmp_path: Path) -> None:
+    """Review 14 finding 11: the wheel put such a server's socket in a directory under /tmp
+    (world-writable when run as root), where pg_hba.conf's `trust` let anyone in."""
+    data = tmp_path / ("a" * (110 - len(str(tmp_path)))) / "pg"
+    env = _environment(data)
+    try:
+        ran = pellc("exec", "--target", "postgres", "-e", 'println("x");', env=env)
+        assert ran.returncode == 2 and ran.stdout == ""
+        assert "is too long a path for its unix socket" in ran.stderr, ran.stderr
+        assert not (data / "postmaster.pid").exists()
+    finally:
+        pellc("db", "stop", env=env)
+
+
 def test_a_run_time_error_points_at_its_pell_line(embedded: dict[str, str], tmp_path: Path) -> None:
     script = tmp_path / "divide.pell"
     script.write_text('let x = 1;\nprintln("before");\nlet y = x / 0;\nprintln("after");\n')
@@ -231,6 +274,28 @@ def test_a_run_time_error_points_at_its_pell_line(embedded: dict[str, str], tmp_
     assert ran.returncode == 1
     assert ran.stdout == "before\n"
     assert ran.stderr == f"{script}:3:1: error: division by zero (SQLSTATE 22012)  [postgres]\n"
+
+
+def test_a_script_runs_the_list_and_json_helpers_its_body_calls(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """Review 14 finding 3: a script called pg_temp.pell_list_at and the pg_temp.pell_json_*
+    helpers, which nothing made: "schema pg_temp does not exist"."""
+    ran = pellc(
+        "exec", "--target", "postgres", "-e", "let xs: list<number> = [1, 2]; println(xs.at(2));",
+        env=embedded,
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "2\n", "")
+    script = tmp_path / "j.pell"
+    script.write_text(
+        'let j = json::object(a = "x", n = 3);\nprintln(json::get_text(j, "$.a"));\n'
+        'let n: number = json::get_number(j, "$.n");\nprintln("{n}");\n'
+        'let xs: list<number> = [1];\nprintln(xs.at(5));\nprintln("after");\nlet z = 1;\n'
+    )
+    ran = pellc("exec", "--target", "postgres", str(script), env=embedded)
+    assert ran.stdout == "x\n3\n"
+    # the error's line counts past the helpers the block comes after
+    assert ran.stderr.startswith(f"{script}:6:1: error: no element at index 5"), ran.stderr
 
 
 def test_a_compile_error_is_a_diagnostic_and_nothing_runs(embedded: dict[str, str]) -> None:
@@ -262,6 +327,30 @@ def test_a_script_calls_the_projects_modules_deployed_first_and_a_pell_error_is_
     )
 
 
+def test_an_error_names_the_fn_as_written_not_its_routine(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """Review 14 finding 14: `raised in au14.fn_add` (a reserved word's routine) and
+    `au14.pell_autonomous_check` (an @autonomous fn's body)."""
+    (tmp_path / "pell.toml").write_text('target = "postgres"\n')
+    (tmp_path / "au14.pell").write_text(
+        "module au14;\n"
+        "pub error Bad { n: number }\n"
+        "@autonomous\n"
+        "pub fn check(n: number) -> Result<number, Bad> {\n"
+        "    if n > 0 { return Err(Bad { n: n }); }\n"
+        "    return Ok(n);\n"
+        "}\n"
+        "pub fn add(n: number) -> number { let x = 1; return x / n; }\n"
+    )
+    ran = pellc("exec", "-e", "let v = au14::add(0);", env=embedded, cwd=tmp_path)
+    assert ran.returncode == 1
+    assert "division by zero (SQLSTATE 22012), raised in au14.add " in ran.stderr, ran.stderr
+    ran = pellc("exec", "-e", "let v = au14::check(1)?;", env=embedded, cwd=tmp_path)
+    assert ran.returncode == 1
+    assert "pell_autonomous_" not in ran.stderr and "fn_" not in ran.stderr, ran.stderr
+
+
 def test_an_expression_snippet_prints_its_value(embedded: dict[str, str], bank: Path) -> None:
     ran = pellc("exec", "-e", 'bank::hello("bo")', env=embedded, cwd=bank)
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "Hello bo\n", "")
@@ -270,6 +359,121 @@ def test_an_expression_snippet_prints_its_value(embedded: dict[str, str], bank: 
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "Hello a;b\n", "")
     ran = pellc("exec", "-e", 'let n = 1; "a;b"', env=embedded, cwd=bank)  # `;` in a string
     assert (ran.returncode, ran.stdout, ran.stderr) == (0, "a;b\n", "")
+
+
+SHAPES = """\
+module shapes;
+pub record Pt { x: number, y: number }
+pub fn origin() -> Pt { return Pt { x: 0, y: 0 }; }
+"""
+
+USER_OF = """\
+module user_of;
+import shapes;
+pub fn norm1(p: shapes::Pt) -> number { return p.x + p.y; }
+pub fn demo() -> number { return norm1(shapes::origin()); }
+"""
+
+
+def test_exec_and_deploy_drop_no_column_or_function_of_a_record_type_and_refuse_to_change_it(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """Review 14 finding 1: each exec deployed its modules again, and a module's script
+    dropped its record types CASCADE: a table column of the type (and its data) and another
+    module's fn of it went with them, after a snippet that only read a value."""
+    (tmp_path / "pell.toml").write_text('target = "postgres"\n')
+    (tmp_path / "shapes.pell").write_text(SHAPES)
+    (tmp_path / "user_of.pell").write_text(USER_OF)
+
+    def sql(text: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "run.sql").write_text(text)
+        return pellc("sql", "run.sql", env=embedded, cwd=tmp_path)
+
+    ran = pellc("exec", "-e", 'import user_of; println("{user_of::demo()}");', env=embedded, cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (0, "0\n"), ran.stderr
+    made = sql(
+        "drop table if exists saved; create table saved (id int, p shapes.t_pt);\n"
+        "insert into saved values (1, row(3, 4));\n"
+    )
+    assert made.returncode == 0, made.stderr
+    ran = pellc("exec", "-e", 'import shapes; println("{shapes::origin().x}");', env=embedded, cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (0, "0\n"), ran.stderr
+    # a changed fn (the type as it was) is deployed again, and the type is kept
+    (tmp_path / "shapes.pell").write_text(SHAPES.replace("x: 0, y: 0", "x: 1, y: 0"))
+    ran = pellc("deploy", "--target", "postgres", str(tmp_path), env=embedded)
+    assert ran.returncode == 0, ran.stderr
+    kept = sql("select id, (p).x as x from saved;\nselect user_of.demo() as d;\n")
+    assert (kept.returncode, kept.stdout) == (0, "id\tx\n1\t3\nd\n1\n"), kept.stderr
+    # a changed type that a table and another module use: refused, naming them, nothing lost
+    (tmp_path / "shapes.pell").write_text(SHAPES.replace("y: number }", "y: number, z: number }").replace("y: 0 }", "y: 0, z: 0 }"))
+    ran = pellc("exec", "-e", 'import shapes; println("{shapes::origin().x}");', env=embedded, cwd=tmp_path)
+    assert ran.returncode == 1 and ran.stdout == ""
+    assert "type shapes.t_pt changed, and objects outside its module use it" in ran.stderr
+    assert "column p of table saved depends on type shapes.t_pt" in ran.stderr
+    assert "function user_of.norm1(shapes.t_pt) depends on type shapes.t_pt" in ran.stderr
+    kept = sql("select id, (p).x as x from saved;\nselect user_of.demo() as d;\n")
+    assert (kept.returncode, kept.stdout) == (0, "id\tx\n1\t3\nd\n1\n"), kept.stderr
+    # as the error asks: what uses the type dropped by hand, then the next run makes the type
+    # and the other module's fns again (its script is the same, but they are missing)
+    assert sql("drop table saved;\ndrop function user_of.norm1;\n").returncode == 0
+    ran = pellc("exec", "-e", 'import user_of; println("{user_of::demo()}");', env=embedded, cwd=tmp_path)
+    assert (ran.returncode, ran.stdout) == (0, "0\n"), ran.stderr
+    assert sql("select (shapes.origin()).z as z;\n").stdout == "z\n0\n"
+
+
+def test_an_expression_snippet_prints_a_value_of_any_type_and_runs_a_call_of_nothing(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """Review 14 findings 5 and 13: `-e 'mod::f(x)'` printed nothing when f returns no text
+    (println of a module's fn took text only, and the snippet then ran as a bare call), and
+    a `//` comment at the end swallowed the `);` put after the expression."""
+    (tmp_path / "pell.toml").write_text('target = "postgres"\n')
+    (tmp_path / "calc.pell").write_text(
+        "module calc;\n"
+        "pub fn half(n: number) -> number { let x = 1; return x * n / 2; }\n"
+        "pub fn yes() -> bool { return true; }\n"
+        'pub fn nothing(n: number) { println("called {n}"); }\n'
+    )
+    for snippet, printed in [
+        ("calc::half(3)", "1.5\n"),
+        ("calc::yes()", "true\n"),
+        ("calc::nothing(2)", "called 2\n"),
+        ("1 + 1 // two", "2\n"),
+        ('let n = 4; calc::half(n) // half', "2\n"),
+    ]:
+        ran = pellc("exec", "-e", snippet, env=embedded, cwd=tmp_path)
+        assert (ran.returncode, ran.stdout, ran.stderr) == (0, printed, ""), snippet
+
+
+def test_a_changed_module_keeps_a_view_of_its_aggregate(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """An aggregate's state type was dropped CASCADE by each deploy of its module: a view of
+    the aggregate went with it."""
+    (tmp_path / "pell.toml").write_text('target = "postgres"\n')
+    module = (
+        "module agg14;\n"
+        "pub aggregate total14(x: number) -> number {\n"
+        "    state { acc: number = 0; }\n"
+        "    step(v: number) { self.acc = self.acc + v; }\n"
+        "    finish() -> number { return self.acc; }\n"
+        "}\n"
+        "pub fn one() -> number { return 1; }\n"
+    )
+    (tmp_path / "agg14.pell").write_text(module)
+    ran = pellc("deploy", "--target", "postgres", str(tmp_path), env=embedded)
+    assert ran.returncode == 0, ran.stderr
+    (tmp_path / "v.sql").write_text(
+        "create or replace view totals14 as select agg14.total14(x) as t "
+        "from (values (1), (2)) as v(x);\n"
+    )
+    assert pellc("sql", "v.sql", env=embedded, cwd=tmp_path).returncode == 0
+    (tmp_path / "agg14.pell").write_text(module.replace("return 1;", "return 2;"))
+    ran = pellc("deploy", "--target", "postgres", str(tmp_path), env=embedded)
+    assert ran.returncode == 0, ran.stderr
+    (tmp_path / "q.sql").write_text("select t from totals14;\nselect agg14.one() as one;\n")
+    shown = pellc("sql", "q.sql", env=embedded, cwd=tmp_path)
+    assert (shown.returncode, shown.stdout) == (0, "t\n3\none\n2\n"), shown.stderr
 
 
 def test_sql_shows_output_and_stops_at_the_failing_statement_with_its_line(
@@ -316,6 +520,24 @@ def test_deploy_to_postgres_installs_a_project_into_the_embedded_server(
     assert counted.stdout == "n\n3\n", counted.stderr
 
 
+def test_deploy_takes_a_postgresql_url_from_dsn_or_pell_db_url_as_the_postgres_target(
+    embedded: dict[str, str]
+) -> None:
+    """Review 14 finding 10: deploy read no $PELL_DB_URL, and sent a postgresql:// --dsn to
+    python-oracledb."""
+    url = f"postgresql://postgres@/postgres?host={embedded['PELL_PG_DATA']}"
+    shop = str(ROOT / "examples" / "shop")
+    ran = pellc("deploy", "--dsn", url, shop, env=embedded)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"deployed 3 module(s) to {url}")
+    ran = pellc("deploy", shop, env=embedded | {"PELL_DB_URL": url})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.startswith(f"deployed 3 module(s) to {url}")
+    ran = pellc("deploy", "--target", "23ai", "--dsn", url, shop, env=embedded)
+    assert ran.returncode == 2
+    assert "the database is a PostgreSQL URL, but the target is 23ai" in ran.stderr
+
+
 # ---- the system server, by URL --------------------------------------------------------------
 
 
@@ -352,14 +574,124 @@ def test_exec_on_oracle_shows_dbms_output_and_maps_an_error_to_its_line(tmp_path
     assert ran.stderr.startswith(f"{script}:3:1: error: ORA-01476")
 
 
+class _FakeOracle:
+    """A python-oracledb connection and cursor that record what is done with them; `fails`:
+    the statements that raise."""
+
+    def __init__(self, fails: tuple[str, ...] = ()) -> None:
+        self.fails = fails
+        self.autocommit = False
+        self.done: list[str] = []  # each statement with the autocommit it ran under, commits
+
+    def __enter__(self) -> _FakeOracle:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.done.append("close")
+
+    def cursor(self) -> _FakeOracle:
+        return self
+
+    def commit(self) -> None:
+        self.done.append("commit")
+
+    def rollback(self) -> None:
+        self.done.append("rollback")
+
+    def execute(self, statement: str, binds: object = None) -> None:
+        import oracledb
+
+        self.description = None
+        self.warning: str | None = None
+        if binds is not None:  # deploy.fetch_errors's query of ALL_ERRORS
+            self.rows = [(2, 5, "PLS-00201: identifier 'X' must be declared", "ERROR")]
+            return
+        self.done.append(f"{statement.strip()} autocommit={self.autocommit}")
+        if any(f in statement for f in self.fails):
+            raise oracledb.DatabaseError("ORA-01476: divisor is equal to zero")
+        if statement.lower().startswith("create or replace procedure"):
+            self.warning = "DPY-7000: creation succeeded with compilation errors"
+
+    def fetchall(self) -> list[tuple[object, ...]]:
+        return self.rows
+
+    def callproc(self, name: str, args: tuple[object, ...]) -> None:
+        return None  # dbms_output: nothing to show
+
+    def arrayvar(self, *_: object) -> _FakeVar:
+        return _FakeVar()
+
+    def var(self, *_: object) -> _FakeVar:
+        return _FakeVar()
+
+
+class _FakeVar:
+    def setvalue(self, _: int, value: int) -> None:
+        self.value = value
+
+    def getvalue(self) -> list[str] | int:
+        return [] if not hasattr(self, "value") else 0
+
+
+def test_oracle_sql_commits_each_statement_and_exec_commits_its_block(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 14 finding 4 (no Oracle here: python-oracledb's connection is faked): `pellc sql`
+    ran with autocommit off and committed at the end only, so a failure (the connection
+    closing) rolled back every earlier statement; `pellc exec` never committed its block."""
+    pytest.importorskip("oracledb")
+    import pell.run
+    from pell.database import Database
+
+    fake = _FakeOracle(fails=("1 / 0",))
+    monkeypatch.setattr(pell.run, "_connect_oracle", lambda database: fake)
+    database = Database("oracle", "u/p@h/s")
+    statements = [("insert into t values (1)", 1), ("select 1 / 0 from dual", 2)]
+    assert pell.run._sql_oracle(database, statements, tmp_path / "s.sql") == 1
+    # each statement committed as it ends: the insert before the failure is kept
+    assert fake.done[:2] == [
+        "insert into t values (1) autocommit=True",
+        "select 1 / 0 from dual autocommit=True",
+    ]
+    # Review 14 finding 7: a unit created with compilation errors went on silently, exit 0
+    fake = _FakeOracle()
+    monkeypatch.setattr(pell.run, "_connect_oracle", lambda database: fake)
+    statements = [("create or replace procedure p as\nbegin x; end;", 3), ("select 1 from dual", 6)]
+    assert pell.run._sql_oracle(database, statements, tmp_path / "p.sql") == 1
+    assert "select 1 from dual autocommit=True" not in fake.done  # it stopped there
+    assert capsys.readouterr().err.endswith(
+        "p.sql:4:5: error: PLS-00201: identifier 'X' must be declared (DPY-7000: creation "
+        "succeeded with compilation errors)  [oracle]\n"
+    )
+    script = compile_source("sql! { insert into t values (2) };\n", "s.pell", "23ai")
+    fake = _FakeOracle()
+    monkeypatch.setattr(pell.run, "_connect_oracle", lambda database: fake)
+    assert pell.run._run_oracle_script(database, script, "s.pell") == 0
+    assert fake.done[-3:] == ["commit", "close", "close"]  # the cursor, the connection
+    failing = compile_source("let x = 1 / 0;\n", "f.pell", "23ai")
+    fake = _FakeOracle(fails=("1 / 0",))
+    monkeypatch.setattr(pell.run, "_connect_oracle", lambda database: fake)
+    assert pell.run._run_oracle_script(database, failing, "f.pell") == 1
+    assert fake.done[-3:] == ["rollback", "close", "close"] and "commit" not in fake.done
+
+
 LEDGER = """\
 module ledger;
 
+// a record type: each exec dropped and made it again while the other cells ran fns of it
+// ("cache lookup failed for type", review 14 finding 2)
+pub record Move { from_id: number, to_id: number, amount: number }
+
+fn move_of(from_id: number, to_id: number, amount: number) -> Move {
+    return Move { from_id: from_id, to_id: to_id, amount: amount };
+}
+
 @retry(n = 50, backoff = 5, jitter = 10, scope = "SCOPE")
 pub fn transfer(from_id: number, to_id: number, amount: number) {
-    sql! { update accounts set balance = balance - :amount where id = :from_id };
+    let m = move_of(from_id, to_id, amount);
+    sql! { update accounts set balance = balance - :m.amount where id = :m.from_id };
     let slept: text = sql! { select pg_sleep(0.1)::text }.one();
-    sql! { update accounts set balance = balance + :amount where id = :to_id };
+    sql! { update accounts set balance = balance + :m.amount where id = :m.to_id };
 }
 """
 
@@ -435,6 +767,69 @@ pub fn touch() {
 """
 
 _ANSI = r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[>=]|\r"
+
+
+def test_a_repl_cells_error_is_at_its_place_in_the_cell_as_typed(
+    embedded: dict[str, str], bank: Path
+) -> None:
+    """Review 14 finding 9: the kept imports put before a cell on its first line shifted
+    the columns of its first line's errors."""
+    ran = subprocess.run(
+        [sys.executable, "-m", "pell", "repl"],
+        input="import bank;\nbank::nope(1)\nlet x = bank::nope(1);\n",
+        capture_output=True,
+        text=True,
+        cwd=bank,
+        env=embedded,
+        timeout=120,
+        check=False,
+    )
+    errors = [line for line in ran.stderr.splitlines() if ": error: " in line]
+    assert [line.split(": error: ")[0] for line in errors] == ["<cell 2>:1:1", "<cell 3>:1:9"]
+    assert all("`nope`" in line for line in errors), ran.stderr
+
+
+def test_ctrl_c_cancels_a_repl_cell_and_the_session_goes_on(
+    embedded: dict[str, str], tmp_path: Path
+) -> None:
+    """Review 14 finding 8: SIGINT while a cell ran ended the repl with a traceback."""
+    repl = subprocess.Popen(
+        [sys.executable, "-m", "pell", "repl", "--target", "postgres"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=embedded,
+        text=True,
+        # Python raises KeyboardInterrupt only where SIGINT is not ignored (a background job's)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert repl.stdin is not None
+    started = time.monotonic()
+    repl.stdin.write("let s: text = sql! { select pg_sleep(60)::text }.one();\n")
+    repl.stdin.flush()
+    time.sleep(4)  # the cell compiled and running
+    repl.send_signal(signal.SIGINT)
+    out, err = repl.communicate('println("after");\n:quit\n', timeout=60)
+    assert repl.returncode == 0, err
+    assert "cancelled\n" in err and "Traceback" not in err
+    assert out.endswith("after\n")
+    assert time.monotonic() - started < 50  # the statement was cancelled, not waited for
+    # exec: one line and the shell's 130, no traceback
+    ran = subprocess.Popen(
+        [sys.executable, "-m", "pell", "exec", "--target", "postgres", "-e",
+         "let s: text = sql! { select pg_sleep(60)::text }.one();"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env=embedded,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(4)
+    ran.send_signal(signal.SIGINT)
+    out, err = ran.communicate(timeout=60)
+    assert (ran.returncode, out, err) == (130, "", "pellc: cancelled\n")
 
 
 def test_the_repl_keeps_imports_across_cells_and_runs_commands_in_a_terminal(

@@ -20,6 +20,7 @@ from pell.codegen.expressions import quote_text
 from pell.diagnostics import Diagnostic
 from pell.error_codes import TRANSACTION_OPEN_CODE
 from pell.postgres.aggregates import aggregate_ddl
+from pell.postgres.composite import composite_type_ddl
 from pell.postgres.json_lowering import json_helper
 from pell.postgres.lower import PgFnLowerer, Unsupported
 from pell.postgres.names import MAX_IDENTIFIER_BYTES, Commits, fn_name, schema_of, sql_type
@@ -41,20 +42,27 @@ class PgModule:
     origins: dict[int, int] | None = None
 
 
-def _record_ddl(checked: CheckedModule, schema: str, name: str) -> list[str]:
+def _record_ddl(
+    checked: CheckedModule, schema: str, name: str, used: str
+) -> tuple[str, str, str]:
+    """A record's composite type (composite_type_ddl); `used`: the hashes of this module's
+    records it uses, so that it changes with them."""
     info = checked.records[name]
-    fields = ",\n".join(
-        f"  {naming.field_name(field)} {sql_type(type_, checked)}"
+    fields = [
+        f"{naming.field_name(field)} {sql_type(type_, checked)}"
         for field, type_ in info.fields.items()
-    )
-    qualified = f"{schema}.{naming.record_type_name(name)}"
-    # CREATE TYPE has no OR REPLACE: the module's script drops its own types (and, CASCADE,
-    # what uses them; the build lists importers after the modules they import) and makes them
-    # again.
-    return [
-        f"DROP TYPE IF EXISTS {qualified} CASCADE;",
-        f"CREATE TYPE {qualified} AS (\n{fields}\n);",
     ]
+    return composite_type_ddl(schema, f"{schema}.{naming.record_type_name(name)}", fields, used)
+
+
+def _records_used(checked: CheckedModule, name: str) -> list[str]:
+    """The records of this module that `name`'s fields are or hold, in field order."""
+    used: list[str] = []
+    for type_ in checked.records[name].fields.values():
+        element = type_.element if isinstance(type_, t.ListType) else type_
+        if isinstance(element, t.RecordType) and not element.module and element.name not in used:
+            used.append(element.name)
+    return used
 
 
 def _record_order(checked: CheckedModule) -> list[str]:
@@ -64,10 +72,8 @@ def _record_order(checked: CheckedModule) -> list[str]:
     def visit(name: str) -> None:
         if name in ordered:
             return
-        for type_ in checked.records[name].fields.values():
-            element = type_.element if isinstance(type_, t.ListType) else type_
-            if isinstance(element, t.RecordType) and not element.module:
-                visit(element.name)
+        for used in _records_used(checked, name):
+            visit(used)
         ordered.append(name)
 
     for name in checked.records:
@@ -180,8 +186,14 @@ def lower_module(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
     parts = [header, f"CREATE SCHEMA IF NOT EXISTS {schema};"]
     if any(_is_autonomous(fn) for fn in checked.fns.values()):
         parts.append(_CREATE_DBLINK)
+    digests: dict[str, str] = {}
+    drops: list[str] = []
     for name in _record_order(checked):
-        parts += _record_ddl(checked, schema, name)
+        used = "".join(digests[n] for n in _records_used(checked, name))
+        drop, made, digests[name] = _record_ddl(checked, schema, name, used)
+        drops.insert(0, drop)  # a type after the types that use it
+        parts.append(made)
+    parts[len(parts) - len(digests) : len(parts) - len(digests)] = drops
     parts += [json_helper(schema, helper) for helper in sorted(helpers)]
     # the script's line of each function's first line: parts are joined by a blank line
     first = sum(part.count("\n") + 2 for part in parts) + 1
@@ -212,10 +224,17 @@ def lower_script(checked: CheckedModule, header: str) -> tuple[PgModule | None, 
         return None, [_unsupported(problem.what, problem.span)]
     body, body_origins = strip_markers(marked)
     quote = next(q for q in _dollar_quotes() if q not in body)
-    # the body's first line follows `DO $pell$`, on the line after the header and a blank one
-    first = header.count("\n") + 4
+    # the helpers its body calls (xs.at(i), json::...), as a module has them in its schema:
+    # temporary functions of the session, which the block calls qualified (PostgreSQL 15
+    # docs, 20.11.1 search_path: the temporary schema "is never searched for function or
+    # operator names")
+    helpers = "".join(f"{json_helper('pg_temp', name)}\n\n" for name in sorted(lowerer.helpers))
+    # the body's first line follows `DO $pell$`, on the line after the header, a blank one
+    # and the helpers
+    first = header.count("\n") + helpers.count("\n") + 4
     origins = {first + line - 1: offset for line, offset in body_origins.items()}
-    return PgModule(f"{header}\n\nDO {quote}\n{body}\n{quote};\n", (tree,), origins), []
+    sql = f"{header}\n\n{helpers}DO {quote}\n{body}\n{quote};\n"
+    return PgModule(sql, (tree,), origins), []
 
 
 def _is_autonomous(fn: FnInfo) -> bool:

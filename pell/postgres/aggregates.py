@@ -26,6 +26,7 @@ from __future__ import annotations
 from pell import naming, plsql
 from pell.checker import types as t
 from pell.checker.aggregates import INITIALIZE, STATE_PLSQL, AggregateInfo
+from pell.postgres.composite import composite_type_ddl
 from pell.postgres.lower import PgFnLowerer
 from pell.postgres.names import sql_type
 
@@ -43,16 +44,13 @@ def aggregate_ddl(
     schema's helper functions the parts call are added to `helpers`."""
     state = state_type(schema, info)
     name = f"{schema}.{info.decl.name.lower()}"
-    fields = ",\n".join(
-        f"  {naming.field_name(field)} {sql_type(type_, info.view)}"
+    fields = [
+        f"{naming.field_name(field)} {sql_type(type_, info.view)}"
         for field, type_ in info.state.items()
-    )
-    # CREATE TYPE has no OR REPLACE: dropped (CASCADE: the functions and the aggregate that
-    # use it) and made again, as a record's type is (pell.postgres)
-    statements = [
-        f"DROP TYPE IF EXISTS {state} CASCADE;",
-        f"CREATE TYPE {state} AS (\n{fields}\n);",
     ]
+    # made where it is missing or changed, as a record's type is: never dropped CASCADE (a
+    # view of the aggregate would go with it)
+    statements = list(composite_type_ddl(schema, state, fields)[:2])
     make = f"IF self IS NOT DISTINCT FROM NULL THEN self := {name}_init(); END IF;"
     # PostgreSQL's aggregates take several arguments (on Oracle: one object holding them)
     step = info.parts["step"][0]
