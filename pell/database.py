@@ -41,14 +41,23 @@ class Database:
         if self.embedded:
             return f"the embedded PostgreSQL server ({data_dir()})"
         if self.kind == "postgres":
-            from urllib.parse import urlsplit
-
-            parts = urlsplit(self.dsn)
-            if parts.password:
-                netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-                return parts._replace(netloc=netloc).geturl()
-            return self.dsn
+            return redact_url(self.dsn)
         return redact(self.dsn)
+
+
+def redact_url(url: str) -> str:
+    """A postgresql:// URL without its password: the `user:password@` form and a `password`
+    query parameter (libpq takes both: PostgreSQL docs, 34.1.1.2 "Connection URIs")."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    parts = urlsplit(url)
+    if parts.password:
+        parts = parts._replace(netloc=parts.netloc.replace(f":{parts.password}@", ":***@"))
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key == "password" for key, _ in query):
+        hidden = [(key, "***" if key == "password" else value) for key, value in query]
+        parts = parts._replace(query=urlencode(hidden, safe="*/"))
+    return parts.geturl()
 
 
 def is_postgres(dsn: str) -> bool:

@@ -908,3 +908,15 @@ def test_block_comments_nest_on_postgres_and_not_on_oracle() -> None:
     assert split_statements(text, "postgres") == [("select 2", 1), ("select 3", 2)]
     # on Oracle the first `*/` ends the comment: `select 1` is a statement
     assert split_statements(text, "23ai")[0] == ("select 1", 1)
+
+
+def test_a_postgres_url_is_shown_without_its_password() -> None:
+    """Review 16: a `?password=` parameter was printed in clear in "cannot connect" errors."""
+    from pell.database import redact_url
+
+    shown = redact_url("postgresql://ann:secret@db/x?password=s2&sslmode=require")
+    assert shown == "postgresql://ann:***@db/x?password=***&sslmode=require"
+    assert redact_url("postgresql://ann@db/x?host=/tmp/a&password=s2").endswith(
+        "?host=/tmp/a&password=***"
+    )
+    assert redact_url("postgresql://db/x") == "postgresql://db/x"
