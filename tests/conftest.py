@@ -101,6 +101,32 @@ def assert_oracle_accepts(sql: str) -> None:
 _databases = itertools.count(1)
 
 # The servers the PostgreSQL tests run on (issue 28, item 6): every test that uses
+@pytest.fixture(autouse=True, scope="session")
+def _private_embedded_server() -> Iterator[None]:
+    """No test reaches the user's embedded server (pell.database.data_dir: the cache): a
+    command a test runs without a database of its own, in this process or a child, gets a data
+    directory of this run's, and a server started there is stopped at the end."""
+    import os
+    import shutil
+    import tempfile
+
+    from pell import database
+
+    base = Path(tempfile.mkdtemp(prefix="pellc-tests-pg-"))
+    before = os.environ.get("PELL_PG_DATA")
+    os.environ["PELL_PG_DATA"] = str(base / "pg")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            database.stop(base / "pg")
+        shutil.rmtree(base, ignore_errors=True)
+        if before is None:
+            os.environ.pop("PELL_PG_DATA", None)
+        else:
+            os.environ["PELL_PG_DATA"] = before
+
+
 # `postgres_server` (or `postgres_database`) runs on pellc's embedded server, so that they run
 # wherever pip works, and again on the system server where `pg_config` finds one. Both for
 # every test, not a subset on the system server: the second run of the ~70 tests that take
