@@ -689,9 +689,10 @@ def _watch(args: argparse.Namespace) -> int:
             changed = sorted({Path(path) for _, path in changes})
             known = _source_names(engine)  # before the change: a deleted file's name too
             try:
-                # the roots too: the project is listed again (a batch may hold only half of a
-                # rename, or a file may appear as it is built)
-                engine.files_changed([*changed, *roots])
+                # a file gone (perhaps half of a rename, whose other half may come in a later
+                # batch): the project is listed again; a file appearing as it is built: below
+                gone = [*roots] if any(not path.exists() for path in changed) else []
+                engine.files_changed([*changed, *gone])
                 recompiled = list(engine.recomputed)
                 args.target = engine.target
                 try:
